@@ -1,0 +1,116 @@
+"""Benchmark plumbing shared by every ``hprm bench NAME``.
+
+Each benchmark is a function ``main(argv: list[str]) -> int`` registered under
+the ``hprm.benchmarks`` entry-point group, so packages that hprm_core must not
+import (hprm_bridge, carla_demo) can add their own. A benchmark measures its
+baselines in the same run and reports ratios, because these machines are shared
+and noisy: absolute figures from different runs do not compare.
+
+Results have one shape everywhere::
+
+    {"benchmark": "reactions",
+     "params": {"quick": false, ...},
+     "results": [{"variant": "hprm chain", "reactions_per_s": 512000.0}, ...],
+     "ratios": {"hprm/asyncio": 1.7}}           # optional
+
+Example, inside a benchmark module::
+
+    def main(argv=None):
+        args = bench.parser("reactions", "Reaction invocations per second").parse_args(argv)
+        result = bench.result("reactions", {"quick": args.quick}, rows)
+        bench.report(result, args)
+        return 0
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+from collections.abc import Callable, Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+ENTRY_POINT_GROUP = "hprm.benchmarks"
+
+
+def parser(name: str, description: str) -> argparse.ArgumentParser:
+    """An argument parser with the options every benchmark takes."""
+    p = argparse.ArgumentParser(prog=f"hprm bench {name}", description=description)
+    p.add_argument("--quick", action="store_true", help="fewer iterations (for smoke tests)")
+    p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
+    return p
+
+
+def result(
+    name: str,
+    params: dict[str, Any],
+    rows: Sequence[dict[str, Any]],
+    ratios: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Build the result document, stamped with the machine it ran on."""
+    doc: dict[str, Any] = {
+        "benchmark": name,
+        "params": dict(params),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "processor": platform.machine(),
+        },
+        "results": [dict(r) for r in rows],
+    }
+    if ratios:
+        doc["ratios"] = dict(ratios)
+    return doc
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        if value == 0 or 0.01 <= abs(value) < 1e6:
+            return f"{value:,.2f}"
+        return f"{value:.3g}"
+    return str(value)
+
+
+def format_table(doc: dict[str, Any]) -> str:
+    """Render the results as an aligned plain-text table, then the ratios."""
+    rows = doc["results"]
+    cols: list[str] = []
+    for row in rows:
+        cols.extend(k for k in row if k not in cols)
+    cells = [[_fmt(row.get(c, "")) for c in cols] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
+    lines = [f"benchmark: {doc['benchmark']}  params: {json.dumps(doc['params'])}"]
+    lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
+    lines.append("  ".join("-" * w for w in widths))
+    for r in cells:
+        lines.append("  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)))
+    for k, v in doc.get("ratios", {}).items():
+        lines.append(f"ratio {k}: {_fmt(v)}")
+    return "\n".join(lines)
+
+
+def report(doc: dict[str, Any], args: argparse.Namespace) -> None:
+    """Print the table; write JSON when ``--json`` was given."""
+    print(format_table(doc), flush=True)
+    if getattr(args, "json", None):
+        path = Path(args.json)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {path}", file=sys.stderr)
+
+
+def available() -> dict[str, metadata.EntryPoint]:
+    """Benchmarks registered by every installed package, by name."""
+    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def load(name: str) -> Callable[[list[str]], int]:
+    """The ``main`` of benchmark NAME; a clear error lists the known ones."""
+    eps = available()
+    if name not in eps:
+        known = ", ".join(sorted(eps)) or "none installed"
+        raise SystemExit(f"hprm bench: unknown benchmark {name!r} (available: {known})")
+    return eps[name].load()

@@ -1,0 +1,80 @@
+"""The ``hprm`` command: run and draw reactor programs, run benchmarks.
+
+Examples::
+
+    hprm run examples/pipeline.py --fast --timeout "1 s" --trace run.jsonl
+    hprm graph examples/bank.py --format dot
+    hprm bench reactions --quick --json out.json
+    hprm bench                      # lists the installed benchmarks
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hprm_core import bench
+
+
+def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
+    if not args.name:
+        names = sorted(bench.available())
+        print("available benchmarks: " + (", ".join(names) or "none"))
+        return 0
+    return int(bench.load(args.name)(rest) or 0)
+
+
+def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
+    from hprm_core import program
+
+    return program.run_file(
+        args.program,
+        fast=args.fast,
+        timeout=args.timeout,
+        trace=args.trace,
+        argv=rest,
+    )
+
+
+def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
+    from hprm_core import diagram, program
+
+    top = program.load_main(args.program, argv=rest)
+    print(diagram.render(top, fmt=args.format))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="hprm", description="HPRM deterministic reactor runtime")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run a reactor program")
+    r.add_argument("program", help="Python file defining a @main reactor")
+    r.add_argument("--fast", action="store_true", help="do not wait for physical time")
+    r.add_argument("--timeout", help='stop at this logical time, e.g. "2 s"')
+    r.add_argument("--trace", metavar="PATH", help="write one JSON line per reaction execution")
+    r.set_defaults(func=_cmd_run)
+
+    g = sub.add_parser("graph", help="print the program's dataflow diagram")
+    g.add_argument("program", help="Python file defining a @main reactor")
+    g.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
+    g.set_defaults(func=_cmd_graph)
+
+    b = sub.add_parser("bench", help="run a benchmark (no NAME: list them)", add_help=False)
+    b.add_argument("name", nargs="?", help="benchmark name")
+    b.set_defaults(func=_cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    args, rest = build_parser().parse_known_args(argv)
+    if rest and args.command != "bench" and not rest[0] == "--":
+        # Arguments after the program file go to the program itself.
+        pass
+    rest = rest[1:] if rest[:1] == ["--"] else rest
+    return args.func(args, rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

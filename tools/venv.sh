@@ -1,0 +1,48 @@
+# Sourced by demo.sh, test.sh and .ci/run: creates (or reuses) .venv and
+# installs every package under src/ that is pip-installable, with its test
+# extras, plus the pinned developer tools. Re-running is cheap: pip skips what
+# is already satisfied, and a stamp file skips pip entirely when nothing changed.
+set -euo pipefail
+HPRM_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+HPRM_VENV="${HPRM_VENV:-$HPRM_ROOT/.venv}"
+PY="${PYTHON:-python3}"
+
+if ! command -v "$PY" >/dev/null 2>&1; then
+  echo "hprm: $PY not found; install Python >= 3.10" >&2
+  exit 1
+fi
+if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
+  echo "hprm: Python >= 3.10 is required, found $("$PY" --version 2>&1)" >&2
+  exit 1
+fi
+
+if [ ! -x "$HPRM_VENV/bin/python" ]; then
+  echo "hprm: creating virtual environment in $HPRM_VENV" >&2
+  if ! "$PY" -m venv "$HPRM_VENV" 2>/dev/null; then
+    rm -rf "$HPRM_VENV"
+    # Debian/Ubuntu ship venv's pip bootstrap separately.
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "hprm: installing python3-venv with apt-get" >&2
+      apt-get update -qq && apt-get install -y -qq python3-venv >/dev/null
+      "$PY" -m venv "$HPRM_VENV"
+    else
+      echo "hprm: '$PY -m venv' failed; on Debian/Ubuntu run: sudo apt-get install python3-venv" >&2
+      exit 1
+    fi
+  fi
+fi
+
+# Install (or refresh) when the package metadata or pins changed.
+stamp="$HPRM_VENV/.hprm-installed"
+want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg 2>/dev/null | sha256sum | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+  echo "hprm: installing packages into $HPRM_VENV (first run takes a minute)" >&2
+  "$HPRM_VENV/bin/python" -m pip install -q --upgrade pip >&2
+  pkgs=()
+  for setup in "$HPRM_ROOT"/src/*/setup.py; do
+    pkgs+=(-e "$(dirname "$setup")[test]")
+  done
+  "$HPRM_VENV/bin/python" -m pip install -q -r "$HPRM_ROOT/tools/requirements-dev.txt" "${pkgs[@]}" >&2
+  echo "$want" > "$stamp"
+fi
+export PATH="$HPRM_VENV/bin:$PATH"
