@@ -11,6 +11,7 @@ Examples::
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 
 from hprm_core import bench
@@ -27,20 +28,19 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core import program
 
+    if rest:
+        raise SystemExit(f"hprm run: unexpected arguments {rest}")
     return program.run_file(
-        args.program,
-        fast=args.fast,
-        timeout=args.timeout,
-        trace=args.trace,
-        argv=rest,
+        args.program, fast=True if args.fast else None, timeout=args.timeout, trace=args.trace
     )
 
 
 def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core import diagram, program
 
-    top = program.load_main(args.program, argv=rest)
-    print(diagram.render(top, fmt=args.format))
+    if rest:
+        raise SystemExit(f"hprm graph: unexpected arguments {rest}")
+    print(diagram.render(program.load_main(args.program), fmt=args.format))
     return 0
 
 
@@ -68,11 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
     args, rest = build_parser().parse_known_args(argv)
-    if rest and args.command != "bench" and not rest[0] == "--":
-        # Arguments after the program file go to the program itself.
-        pass
-    rest = rest[1:] if rest[:1] == ["--"] else rest
     return args.func(args, rest)
 
 

@@ -1,0 +1,30 @@
+"""Exceptions users may catch. Each message names the reactor, reaction, port or
+tag involved, because "something went wrong in the graph" is useless at 3 a.m."""
+
+from __future__ import annotations
+
+
+class HprmError(Exception):
+    """Base of every error the runtime raises on purpose."""
+
+
+class AssemblyError(HprmError):
+    """The program's structure is invalid (bad connection, unknown name, ...)."""
+
+
+class CycleError(AssemblyError):
+    """A zero-delay cycle: no order of reactions can respect every dependency."""
+
+
+class EffectError(HprmError):
+    """A reaction wrote a port or action it did not declare as an effect (or
+    read one it did not declare as a trigger or source)."""
+
+
+class ReactionError(HprmError):
+    """A reaction raised; the program stopped cleanly (shutdown reactions ran)."""
+
+    def __init__(self, message: str, failures: list[tuple[str, tuple[int, int], BaseException]]):
+        super().__init__(message)
+        #: (reaction name, elapsed tag, exception) for every failure in the run
+        self.failures = failures

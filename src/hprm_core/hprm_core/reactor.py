@@ -1,0 +1,604 @@
+"""Reactors and what they own: ports, timers, actions, reactions, banks.
+
+A reactor is a class. Its ``__init__`` creates its elements as attributes (the
+attribute name becomes the element's name), its contained reactors, and the
+connections between them. Its reactions are methods decorated with
+:func:`reaction`, which name their triggers, sources and effects as strings, so
+the dependency graph is known before anything runs; that graph (not arrival
+order) fixes the execution order of reactions at each tag.
+
+Example::
+
+    from hprm_core import Reactor, Input, Output, Timer, reaction
+
+    class Counter(Reactor):
+        def __init__(self, period="10 ms"):
+            super().__init__()
+            self.out = Output()
+            self.tick = Timer(period=period)
+            self.count = 0
+
+        @reaction("tick", effects="out")
+        def on_tick(self):
+            self.count += 1
+            self.out.set(self.count)
+
+    class Printer(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.inp = Input()
+
+        @reaction("inp")
+        def show(self):
+            print(self.tag, self.inp.value)
+
+Names in a reaction declaration: an element of this reactor (``"tick"``,
+``"inp"``), a port of a contained reactor or bank (``"child.out"``,
+``"workers.inp"``), or ``"startup"`` / ``"shutdown"``. A multiport or a bank
+port stands for all of its channels.
+
+Rules enforced while running: a reaction may only ``set`` ports and
+``schedule`` actions listed in its effects, and only read elements listed in
+its triggers, sources or effects; violating either raises
+:class:`~hprm_core.errors.EffectError` naming the reaction and the element.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from hprm_core.errors import AssemblyError, EffectError
+from hprm_core.tag import Duration, Tag, duration, format_duration
+
+if TYPE_CHECKING:
+    from hprm_core.scheduler import Scheduler
+
+__all__ = [
+    "Bank",
+    "Input",
+    "LogicalAction",
+    "Output",
+    "PhysicalAction",
+    "Reactor",
+    "Timer",
+    "reaction",
+]
+
+# Set while a Bank constructs its members, so Reactor.__init__ can give each one
+# its bank_index before user code in the subclass __init__ runs.
+_bank_index = threading.local()
+
+
+class _Element:
+    """Something a reactor owns, named by the attribute it is stored in."""
+
+    kind = "element"
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.container: Reactor | None = None
+
+    def _attach(self, container: Reactor, name: str) -> None:
+        if self.container is not None:
+            raise AssemblyError(
+                f"{self.kind} {self.fqn} is already owned; cannot also be {container.fqn}.{name}"
+            )
+        self.container = container
+        self.name = name
+
+    @property
+    def fqn(self) -> str:
+        """Fully qualified name, e.g. ``Main.camera.image``."""
+        if self.container is None:
+            return self.name or f"<unattached {self.kind}>"
+        return f"{self.container.fqn}.{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.fqn}>"
+
+
+class _Trigger(_Element):
+    """An element that can be present at a tag and trigger reactions.
+
+    Presence is a stamp: the scheduler counts processed tags in ``_step``, and
+    an element is present when its own stamp equals the current step, so
+    nothing needs clearing when a tag ends.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sched: Scheduler | None = None
+        self._step = -1
+        self._value: Any = None
+        self._reactions: list[Reaction] = []  # reactions this element triggers
+
+    def _check_read(self) -> None:
+        sched = self._sched
+        if sched is not None:
+            r = sched.current_reaction
+            if r is not None and self not in r.readable:
+                raise EffectError(
+                    f"reaction {r.fqn} read {self.fqn}, which is not among its triggers, "
+                    f"sources or effects; declare it, e.g. @reaction(..., sources={self.name!r})"
+                )
+
+    @property
+    def is_present(self) -> bool:
+        """True when this element has a value at the current tag."""
+        self._check_read()
+        sched = self._sched
+        return sched is not None and self._step == sched.step
+
+    @property
+    def value(self) -> Any:
+        """The value at the current tag, or ``None`` when absent."""
+        self._check_read()
+        sched = self._sched
+        if sched is not None and self._step == sched.step:
+            return self._value
+        return None
+
+    def _fire(self, value: Any) -> None:
+        """Mark present at the current tag and enqueue the triggered reactions."""
+        sched = self._sched
+        assert sched is not None
+        self._value = value
+        if self._step != sched.step:
+            self._step = sched.step
+            enqueue = sched.enqueue
+            for r in self._reactions:
+                enqueue(r)
+
+
+class Port(_Trigger):
+    """An input or output port. Holds at most one value per tag.
+
+    A port made with ``width=N`` is a multiport: index it (``out[i]``), iterate
+    it, or name it in a reaction to mean all channels.
+    """
+
+    kind = "port"
+
+    def __init__(self, width: int | None = None) -> None:
+        super().__init__()
+        self.width = width
+        self.channels: list[Port] = []
+        if width is not None:
+            if not isinstance(width, int) or width < 1:
+                raise AssemblyError(f"multiport width must be a positive int, got {width!r}")
+            self.channels = [type(self)() for _ in range(width)]
+        # Filled at assembly: ports reached through zero-delay connections
+        # (self included), and delayed destinations.
+        self._fanout: tuple[Port, ...] = (self,)
+        self._delayed: tuple[tuple[int, Port], ...] = ()
+        self._upstream: Port | None = None
+        self._listeners: tuple[Callable[[Port, Any], None], ...] = ()
+
+    def _attach(self, container: Reactor, name: str) -> None:
+        super()._attach(container, name)
+        for i, ch in enumerate(self.channels):
+            ch._attach(container, f"{name}[{i}]")
+
+    def leaves(self) -> list[Port]:
+        """The channels of a multiport, or ``[self]``."""
+        return self.channels if self.width is not None else [self]
+
+    def __getitem__(self, i: int) -> Port:
+        if self.width is None:
+            raise TypeError(f"{self.fqn} is not a multiport")
+        return self.channels[i]
+
+    def __len__(self) -> int:
+        if self.width is None:
+            raise TypeError(f"{self.fqn} is not a multiport")
+        return self.width
+
+    def __iter__(self) -> Iterator[Port]:
+        return iter(self.leaves())
+
+    def set(self, value: Any) -> None:
+        """Give this port ``value`` at the current tag (last write in a tag wins)."""
+        sched = self._sched
+        r = sched.current_reaction if sched is not None else None
+        if r is None or self not in r.effects:
+            who = r.fqn if r is not None else "code outside any reaction"
+            raise EffectError(
+                f"{who} wrote {self.fqn}, which is not among its declared effects; "
+                f"declare it, e.g. @reaction(..., effects={self.name!r})"
+            )
+        if self.width is not None:
+            raise EffectError(f"{self.fqn} is a multiport: set a channel, e.g. {self.name}[0]")
+        for p in self._fanout:
+            p._fire(value)
+        for delay, p in self._delayed:
+            sched.schedule(p, sched.tag.delay(delay), value)
+        for listener in self._listeners:
+            listener(self, value)
+
+
+class Input(Port):
+    """An input port (``Input(width=N)`` for a multiport)."""
+
+    kind = "input"
+
+
+class Output(Port):
+    """An output port (``Output(width=N)`` for a multiport)."""
+
+    kind = "output"
+
+
+class Timer(_Trigger):
+    """Fires at ``offset`` after start, then every ``period`` (once if period is 0).
+
+    Firings are at exactly ``start + offset + k * period`` in integer ns: no drift.
+    """
+
+    kind = "timer"
+
+    def __init__(self, offset: Duration = 0, period: Duration = 0) -> None:
+        super().__init__()
+        self.offset = duration(offset)
+        self.period = duration(period)
+        if self.offset < 0 or self.period < 0:
+            raise AssemblyError("timer offset and period must not be negative")
+
+    def _fire(self, value: Any) -> None:
+        super()._fire(value)
+        if self.period:
+            sched = self._sched
+            assert sched is not None
+            sched.schedule(self, Tag(sched.tag.time + self.period, 0), None)
+
+
+class _Action(_Trigger):
+    def __init__(self, min_delay: Duration = 0) -> None:
+        super().__init__()
+        self.min_delay = duration(min_delay)
+        if self.min_delay < 0:
+            raise AssemblyError("action min_delay must not be negative")
+
+
+class LogicalAction(_Action):
+    """Schedules a future event in logical time, from a reaction.
+
+    ``schedule(value, delay)`` fires at ``tag + min_delay + delay``; when that
+    sum is zero it fires at the next microstep of the current time. Scheduling
+    twice for one tag keeps the later value.
+    """
+
+    kind = "logical action"
+
+    def schedule(self, value: Any = None, delay: Duration = 0) -> None:
+        sched = self._sched
+        r = sched.current_reaction if sched is not None else None
+        if r is None or self not in r.effects:
+            who = r.fqn if r is not None else "code outside any reaction"
+            raise EffectError(
+                f"{who} scheduled {self.fqn}, which is not among its declared effects; "
+                f"declare it, e.g. @reaction(..., effects={self.name!r})"
+            )
+        extra = duration(delay)
+        if extra < 0:
+            raise ValueError(f"{self.fqn}: schedule delay must not be negative")
+        sched.schedule(self, sched.tag.delay(self.min_delay + extra), value)
+
+
+class PhysicalAction(_Action):
+    """An event from outside logical time: a sensor callback, another thread.
+
+    ``schedule(value)`` may be called from any thread. The event's tag is the
+    physical time of the call plus ``min_delay`` (never earlier than the
+    next microstep of the current tag).
+    """
+
+    kind = "physical action"
+
+    def schedule(self, value: Any = None, delay: Duration = 0) -> None:
+        sched = self._sched
+        if sched is None:
+            raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")
+        t = time.time_ns() + self.min_delay + duration(delay)
+        sched.schedule_physical(self, t, value)
+
+
+class _BuiltinTrigger(_Trigger):
+    kind = "builtin trigger"
+
+
+class ReactionSpec:
+    """What :func:`reaction` returns: the declaration, shared by all instances."""
+
+    def __init__(
+        self,
+        fn: Callable[[Any], None],
+        triggers: tuple[str, ...],
+        sources: tuple[str, ...],
+        effects: tuple[str, ...],
+        deadline: int | None,
+    ) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.triggers = triggers
+        self.sources = sources
+        self.effects = effects
+        self.deadline = deadline
+        self.deadline_fn: Callable[[Any], None] | None = None
+        self.stp_fn: Callable[[Any], None] | None = None
+
+    def deadline_missed(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Decorate the handler that runs *instead of* the reaction when it starts
+        later than ``tag.time + deadline`` in physical time. It may use the same
+        triggers, sources and effects."""
+        if self.deadline is None:
+            raise AssemblyError(f"reaction {self.name} has no deadline; pass deadline='...'")
+        self.deadline_fn = fn
+        return fn
+
+    def stp_violation(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
+        """Decorate the handler that runs instead of the reaction when one of its
+        network inputs arrives tardy (decentralized coordination)."""
+        self.stp_fn = fn
+        return fn
+
+    def __call__(self, instance: Any) -> None:  # lets tests call the method directly
+        self.fn(instance)
+
+
+def _names(x: str | Iterable[str]) -> tuple[str, ...]:
+    if isinstance(x, str):
+        return (x,)
+    out = tuple(x)
+    for n in out:
+        if not isinstance(n, str):
+            raise AssemblyError(f"reaction declarations name elements as strings, got {n!r}")
+    return out
+
+
+def reaction(
+    *triggers: str,
+    sources: str | Iterable[str] = (),
+    effects: str | Iterable[str] = (),
+    deadline: Duration = None,
+) -> Callable[[Callable[[Any], None]], ReactionSpec]:
+    """Declare a method as a reaction.
+
+    ``triggers`` make it run; ``sources`` may be read but do not trigger;
+    ``effects`` may be written (ports) or scheduled (actions). Reactions of one
+    reactor run in the order they are defined (base classes first).
+    """
+    for t in triggers:
+        if not isinstance(t, str):
+            raise AssemblyError(f"reaction triggers are element names (strings), got {t!r}")
+    dl = None if deadline is None else duration(deadline)
+
+    def wrap(fn: Callable[[Any], None]) -> ReactionSpec:
+        return ReactionSpec(fn, tuple(triggers), _names(sources), _names(effects), dl)
+
+    return wrap
+
+
+class Reaction:
+    """A reaction bound to one reactor instance, with its resolved elements."""
+
+    def __init__(self, reactor: Reactor, spec: ReactionSpec, position: int) -> None:
+        self.reactor = reactor
+        self.spec = spec
+        self.name = spec.name
+        self.position = position
+        self.fn: Callable[[], None] = spec.fn.__get__(reactor)
+        self.deadline = spec.deadline
+        self.deadline_fn = spec.deadline_fn.__get__(reactor) if spec.deadline_fn else None
+        self.stp_fn = spec.stp_fn.__get__(reactor) if spec.stp_fn else None
+        self.triggers: list[_Trigger] = []
+        self.sources: list[_Trigger] = []
+        self.effect_list: list[_Trigger] = []
+        self.effects: frozenset[_Trigger] = frozenset()
+        self.readable: frozenset[_Trigger] = frozenset()
+        self.index = -1  # global execution order, set at assembly
+        self.level = -1
+
+    @property
+    def fqn(self) -> str:
+        return f"{self.reactor.fqn}.{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<Reaction {self.fqn}>"
+
+
+class Reactor:
+    """Base class of every reactor. Subclasses call ``super().__init__()`` first.
+
+    ``name`` defaults to the attribute name under which the container stores
+    the reactor (or the class name for the main reactor). Inside a bank,
+    ``self.bank_index`` is the member's index (0 elsewhere).
+    """
+
+    def __init__(self, name: str | None = None) -> None:
+        d = self.__dict__
+        d["name"] = name
+        d["container"] = None
+        d["bank_index"] = getattr(_bank_index, "value", 0)
+        d["_elements"] = []
+        d["_children"] = []
+        d["_connections"] = []
+        d["_sched"] = None
+        d["_reactions"] = []
+        d["federate"] = None  # set by federation (issue: federated execution)
+        self.startup = _BuiltinTrigger()
+        self.shutdown = _BuiltinTrigger()
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if "_elements" not in self.__dict__:
+            raise AssemblyError(
+                f"{type(self).__name__}.__init__ must call super().__init__() before "
+                f"setting attributes (setting {key!r})"
+            )
+        if isinstance(value, _Element) and value.container is None:
+            value._attach(self, key)
+            self._elements.append(value)
+        elif isinstance(value, Reactor) and value.container is None:
+            value.__dict__["container"] = self
+            if value.name is None:
+                value.__dict__["name"] = key
+            self._children.append(value)
+        elif isinstance(value, Bank) and value.container is None:
+            value._attach(self, key)
+        object.__setattr__(self, key, value)
+
+    @property
+    def fqn(self) -> str:
+        own = self.name or type(self).__name__
+        return own if self.container is None else f"{self.container.fqn}.{own}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.fqn}>"
+
+    # -- composition ---------------------------------------------------------
+
+    def connect(
+        self,
+        src: Port | Iterable[Port],
+        dst: Port | Iterable[Port],
+        after: Duration = None,
+        broadcast: bool = False,
+    ) -> None:
+        """Connect ports channel by channel, optionally ``after`` a logical delay.
+
+        ``src`` and ``dst`` may be ports, multiports, bank ports (``bank.out``)
+        or lists of those; they are flattened into channels and paired in
+        order. ``broadcast=True`` repeats the source channels to cover every
+        destination (Lingua Franca's ``(a)+ -> b``). A connection with
+        ``after`` (even ``after="0 s"``) fires at a later tag, so it breaks
+        zero-delay cycles.
+        """
+        srcs = _flatten_ports(src)
+        dsts = _flatten_ports(dst)
+        if not srcs or not dsts:
+            raise AssemblyError(f"{self.fqn}: connect() needs at least one port on each side")
+        if broadcast:
+            if len(dsts) % len(srcs):
+                raise AssemblyError(
+                    f"{self.fqn}: broadcast of {len(srcs)} channel(s) cannot evenly cover "
+                    f"{len(dsts)} destination channel(s)"
+                )
+            srcs = srcs * (len(dsts) // len(srcs))
+        elif len(srcs) != len(dsts):
+            raise AssemblyError(
+                f"{self.fqn}: connect() width mismatch: {len(srcs)} source channel(s) "
+                f"({_describe(srcs)}) vs {len(dsts)} destination channel(s) ({_describe(dsts)}); "
+                f"use broadcast=True to fan one output out"
+            )
+        delay = None if after is None else duration(after)
+        if delay is not None and delay < 0:
+            raise AssemblyError(f"{self.fqn}: after delay must not be negative")
+        for s, d in zip(srcs, dsts, strict=True):
+            self._connections.append((s, d, delay))
+
+    # -- runtime services available inside reactions --------------------------
+
+    @property
+    def tag(self) -> Tag:
+        """The current logical tag."""
+        return self._runtime().tag
+
+    @property
+    def elapsed(self) -> int:
+        """Logical time since the start of the program, in ns."""
+        sched = self._runtime()
+        return sched.tag.time - sched.start_time
+
+    @property
+    def start_time(self) -> int:
+        """The program's start time in ns (a federation agrees on it)."""
+        return self._runtime().start_time
+
+    def request_stop(self) -> None:
+        """Stop the program at the next microstep (shutdown reactions run there)."""
+        self._runtime().request_stop()
+
+    def _runtime(self) -> Scheduler:
+        sched = self._sched
+        if sched is None:
+            raise AssemblyError(f"{self.fqn} is not part of a running program")
+        return sched
+
+
+class Bank:
+    """``N`` instances of one reactor class, each with its own ``bank_index``.
+
+    ``bank.out`` is the list of every member's ``out`` port (all channels), so
+    ``connect(src.out, bank.inp, broadcast=True)`` broadcasts and
+    ``connect(bank.out, sink.inp)`` gathers into a multiport of width ``N``.
+
+    Example::
+
+        self.workers = Bank(4, Worker, scale=2.0)   # Worker(scale=2.0) x 4
+    """
+
+    def __init__(self, width: int, cls: type[Reactor], *args: Any, **kwargs: Any) -> None:
+        if not isinstance(width, int) or width < 1:
+            raise AssemblyError(f"bank width must be a positive int, got {width!r}")
+        self.width = width
+        self.cls = cls
+        self.name: str | None = None
+        self.container: Reactor | None = None
+        self.members: list[Reactor] = []
+        for i in range(width):
+            _bank_index.value = i
+            try:
+                self.members.append(cls(*args, **kwargs))
+            finally:
+                del _bank_index.value
+
+    def _attach(self, container: Reactor, name: str) -> None:
+        self.container = container
+        self.name = name
+        for i, m in enumerate(self.members):
+            m.__dict__["container"] = container
+            m.__dict__["name"] = f"{name}[{i}]"
+            container._children.append(m)
+
+    def __len__(self) -> int:
+        return self.width
+
+    def __getitem__(self, i: int) -> Reactor:
+        return self.members[i]
+
+    def __iter__(self) -> Iterator[Reactor]:
+        return iter(self.members)
+
+    def __getattr__(self, attr: str) -> list[Port]:
+        if attr.startswith("_") or attr in ("members", "width", "cls", "name", "container"):
+            raise AttributeError(attr)
+        ports: list[Port] = []
+        for m in self.members:
+            p = getattr(m, attr, None)
+            if not isinstance(p, Port):
+                raise AttributeError(f"bank {self.name} members have no port {attr!r}")
+            ports.extend(p.leaves())
+        return ports
+
+
+def _flatten_ports(x: Port | Iterable[Port]) -> list[Port]:
+    if isinstance(x, Port):
+        return list(x.leaves())
+    out: list[Port] = []
+    for item in x:
+        if not isinstance(item, Port):
+            raise AssemblyError(f"connect() takes ports, got {item!r}")
+        out.extend(item.leaves())
+    return out
+
+
+def _describe(ports: list[Port]) -> str:
+    names = [p.fqn for p in ports[:3]]
+    return ", ".join(names) + (", ..." if len(ports) > 3 else "")
+
+
+def describe_delay(delay: int | None) -> str:
+    """How diagrams and errors show a connection delay."""
+    return "" if delay is None else f"after {format_duration(delay)}"
