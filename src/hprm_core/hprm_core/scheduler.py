@@ -203,7 +203,7 @@ class Scheduler:
             self.coordinator.finish(self)
             if self.tracer is not None:
                 self.tracer.close()
-        if self.failures:
+        if self.failures and self.on_error == "stop":
             name, tag, exc = self.failures[0]
             raise ReactionError(
                 f"reaction {name} raised at tag {tag}: {type(exc).__name__}: {exc}"

@@ -81,12 +81,18 @@ def format_table(doc: dict[str, Any]) -> str:
     for row in rows:
         cols.extend(k for k in row if k not in cols)
     cells = [[_fmt(row.get(c, "")) for c in cols] for row in rows]
+    numeric = [all(isinstance(row.get(c), int | float) for row in rows) for c in cols]
     widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(cols)]
     lines = [f"benchmark: {doc['benchmark']}  params: {json.dumps(doc['params'])}"]
     lines.append("  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True)))
     lines.append("  ".join("-" * w for w in widths))
     for r in cells:
-        lines.append("  ".join(v.rjust(w) for v, w in zip(r, widths, strict=True)))
+        lines.append(
+            "  ".join(
+                v.rjust(w) if num else v.ljust(w)
+                for v, w, num in zip(r, widths, numeric, strict=True)
+            ).rstrip()
+        )
     for k, v in doc.get("ratios", {}).items():
         lines.append(f"ratio {k}: {_fmt(v)}")
     return "\n".join(lines)

@@ -1,0 +1,117 @@
+"""The `hprm` command and the examples, run as real subprocesses."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def hprm(*args, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "hprm_core.cli", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def test_pipeline_example_runs_in_real_time_and_reports():
+    r = hprm("run", EXAMPLES / "pipeline.py")
+    assert r.returncode == 0, r.stderr
+    lines = [x for x in r.stdout.splitlines() if "actuator: speed command" in x]
+    assert len(lines) == 10
+    assert lines[0].startswith("t=    5.0 ms")  # the 5 ms `after` delay
+    assert "applied 10 commands" in r.stdout
+
+
+def test_bank_example_gathers_in_channel_order():
+    r = hprm("run", EXAMPLES / "bank.py")
+    assert r.returncode == 0, r.stderr
+    assert "gathered [1, 2, 3, 4] -> 10" in r.stdout
+    assert "gathered [6, 12, 18, 24] -> 60" in r.stdout
+
+
+def test_deadline_example_runs_handler_on_slow_frames():
+    r = hprm("run", EXAMPLES / "deadline.py")
+    assert r.returncode == 0, r.stderr
+    assert "frame 2: deadline missed, holding" in r.stdout
+    assert "frame 5: deadline missed, holding" in r.stdout
+    assert "frame 1: deadline missed" not in r.stdout
+
+
+def test_run_writes_a_trace_file(tmp_path):
+    trace = tmp_path / "t.jsonl"
+    r = hprm("run", EXAMPLES / "pipeline.py", "--fast", "--timeout", "300 ms", "--trace", trace)
+    assert r.returncode == 0, r.stderr
+    recs = [json.loads(x) for x in trace.read_text().splitlines()]
+    applied = [x for x in recs if x["reaction"] == "apply"]
+    assert [x["tag"] for x in applied] == [[5_000_000, 0], [105_000_000, 0], [205_000_000, 0]]
+    assert all("phys_start_ns" in x and x["phys_end_ns"] >= x["phys_start_ns"] for x in recs)
+
+
+@pytest.mark.parametrize("fmt", ["mermaid", "dot"])
+def test_graph_shows_reactors_ports_reactions_and_delays(fmt):
+    r = hprm("graph", EXAMPLES / "pipeline.py", "--format", fmt)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert out.startswith("flowchart LR" if fmt == "mermaid" else "digraph hprm {")
+    for name in ("Pipeline_sensor_range", "Pipeline_actuator_speed", "read", "apply"):
+        assert name in out
+    assert "after 5 ms" in out
+
+
+def test_graph_of_bank_lists_every_member():
+    r = hprm("graph", EXAMPLES / "bank.py")
+    assert r.returncode == 0
+    for i in range(4):
+        assert f"BroadcastGather_workers_{i}__inp" in r.stdout
+
+
+def test_failing_reaction_gives_exit_code_1_and_names_the_reaction(tmp_path):
+    prog = tmp_path / "bad.py"
+    prog.write_text(
+        "from hprm_core import Reactor, Timer, main, reaction\n"
+        "@main(fast=True, timeout='1 s')\n"
+        "class Bad(Reactor):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.t = Timer(period='10 ms')\n"
+        "    @reaction('t')\n"
+        "    def boom(self):\n"
+        "        raise KeyError('wheel')\n"
+    )
+    r = hprm("run", prog)
+    assert r.returncode == 1
+    assert "reaction boom (reactor Bad) raised at tag (0, 0): KeyError" in r.stderr
+
+
+def test_program_without_main_or_missing_file_is_refused_with_exit_2(tmp_path):
+    prog = tmp_path / "nomain.py"
+    prog.write_text("from hprm_core import Reactor\nclass A(Reactor):\n    pass\n")
+    r = hprm("run", prog)
+    assert r.returncode == 2 and "defines no main reactor" in r.stderr
+    r = hprm("run", tmp_path / "missing.py")
+    assert r.returncode == 2 and "not found" in r.stderr
+
+
+def test_bench_lists_and_rejects_unknown_names():
+    r = hprm("bench")
+    assert r.returncode == 0 and "reactions" in r.stdout
+    r = hprm("bench", "nope")
+    assert r.returncode != 0 and "unknown benchmark 'nope'" in r.stderr
+
+
+def test_bench_reactions_quick_writes_json_and_table(tmp_path):
+    out = tmp_path / "r.json"
+    r = hprm("bench", "reactions", "--quick", "--json", out)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "reactions" and doc["params"]["quick"] is True
+    variants = [row["variant"] for row in doc["results"]]
+    assert any(v.startswith("hprm chain") for v in variants)
+    assert any(v.startswith("asyncio chain") for v in variants)
+    assert all(row["reactions_per_s"] > 0 for row in doc["results"])
+    assert set(doc["ratios"]) == {"chain hprm/asyncio", "fan-out hprm/asyncio"}
+    assert "reactions_per_s" in r.stdout and "ratio chain hprm/asyncio" in r.stdout
