@@ -1,0 +1,1 @@
+"""hprm_bridge."""

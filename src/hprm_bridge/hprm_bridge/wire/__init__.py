@@ -1,0 +1,64 @@
+"""A ROS-free ROS 2 Humble wire client: topics over DDS, spoken like rmw_cyclonedds.
+
+Public API (see the package README for examples)::
+
+    from hprm_bridge.wire import Node, QoSProfile, QOS_SENSOR_DATA
+
+Modules, one per concept: :mod:`.naming` (topic/type name mangling),
+:mod:`.qos` (profiles, DDS mapping, compatibility), :mod:`.typesys` (message
+types, ``.msg`` discovery), :mod:`.cdr` (XCDR1 codec), :mod:`.idl` (DDS type
+declarations), :mod:`.discovery` (``ros_discovery_info``, GIDs),
+:mod:`.dds_config` (generated Cyclone XML), :mod:`.node` (Node, Publisher,
+Subscription).
+"""
+
+from .dds_config import DdsConfig
+from .discovery import NodeInfo, ParticipantInfo, decode_participant_info, gid_from_guid
+from .errors import MalformedSampleError, MsgParseError, UnknownTypeError, WireError
+from .naming import InvalidNameError, dds_topic_name, dds_type_name
+from .node import Node, Publisher, Subscription
+from .qos import (
+    INFINITE,
+    QOS_DEFAULT,
+    QOS_LATCHED,
+    QOS_SENSOR_DATA,
+    QOS_SYSTEM_DEFAULT,
+    Durability,
+    History,
+    Liveliness,
+    QoSProfile,
+    Reliability,
+    check_compatible,
+)
+from .typesys import TypeRegistry, default_registry
+
+__all__ = [
+    "INFINITE",
+    "QOS_DEFAULT",
+    "QOS_LATCHED",
+    "QOS_SENSOR_DATA",
+    "QOS_SYSTEM_DEFAULT",
+    "DdsConfig",
+    "Durability",
+    "History",
+    "InvalidNameError",
+    "Liveliness",
+    "MalformedSampleError",
+    "MsgParseError",
+    "Node",
+    "NodeInfo",
+    "ParticipantInfo",
+    "Publisher",
+    "QoSProfile",
+    "Reliability",
+    "Subscription",
+    "TypeRegistry",
+    "UnknownTypeError",
+    "WireError",
+    "check_compatible",
+    "dds_topic_name",
+    "dds_type_name",
+    "decode_participant_info",
+    "default_registry",
+    "gid_from_guid",
+]

@@ -1,0 +1,105 @@
+"""The Cyclone DDS configuration the client generates for a domain.
+
+Two jobs:
+
+* ``ROS_LOCALHOST_ONLY=1``: restrict DDS to the loopback interface exactly as
+  rmw_cyclonedds_cpp does (``check_create_domain()`` in ``src/rmw_node.cpp``,
+  humble: prepends ``<General><Interfaces><NetworkInterface
+  address="127.0.0.1"/>`` to the configuration, then appends
+  ``CYCLONEDDS_URI``).
+* Large samples: with Cyclone's defaults a 10 MB sample is cut into ~7,500
+  1,344-byte fragments whose bursts overflow the ~200 KB default socket
+  receive buffer, and the writer throttles to a 500 kB unacknowledged window,
+  so 10 MB and 50 MB images stall for hundreds of ms waiting on NACK/heartbeat
+  rounds (the knobs are documented in the Cyclone DDS configuration reference,
+  ``docs/manual/options.md``: ``General/MaxMessageSize``,
+  ``General/FragmentSize``, ``Internal/SocketReceiveBufferSize``,
+  ``Internal/Watermarks/WhcHigh``, ``Internal/NackDelay``,
+  ``Internal/HeartbeatInterval``; the ROS 2 docs "DDS tuning information"
+  give the same advice for rmw_cyclonedds). We send 64 KB datagrams, ask for a
+  large receive buffer (``max``, so a kernel cap - ``net.core.rmem_max`` - is
+  not an error), raise the writer's window and answer NACKs at once.
+
+Every value is a :class:`DdsConfig` field; anything else can be layered on with
+``extra_xml`` or the ``CYCLONEDDS_URI`` environment variable, which Cyclone
+merges after ours (later fragments override earlier ones, as with rmw).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+
+
+@dataclass(frozen=True)
+class DdsConfig:
+    """Knobs of the generated Cyclone configuration (sizes are Cyclone strings)."""
+
+    localhost_only: bool = False
+    """Loopback only (``ROS_LOCALHOST_ONLY=1``)."""
+    max_message_size: str = "65500B"
+    """Largest RTPS datagram (Cyclone default 14720B)."""
+    fragment_size: str = "62000B"
+    """Payload bytes per DATA_FRAG (Cyclone default 1344B)."""
+    socket_receive_buffer: str = "32MiB"
+    """Requested receive buffer; the kernel may cap it (Cyclone default: OS default)."""
+    socket_send_buffer: str = "8MiB"
+    """Requested send buffer (Cyclone default: OS default)."""
+    whc_high: str = "4MB"
+    """Writer unacknowledged-data high watermark (Cyclone default 500kB)."""
+    nack_delay: str = "1ms"
+    """Delay before answering a NACK with retransmits (Cyclone default 100ms)."""
+    heartbeat_interval: str = "5ms"
+    """Writer heartbeat period while data is unacknowledged (Cyclone default 100ms)."""
+    extra_xml: str = ""
+    """Raw XML placed inside ``<Domain>`` after the generated elements."""
+    use_env_uri: bool = True
+    """Append ``CYCLONEDDS_URI`` so users can override anything."""
+
+    def with_(self, **changes: object) -> DdsConfig:
+        """A copy with some knobs changed."""
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+def localhost_only_from_env(env: dict[str, str] | None = None) -> bool:
+    """ROS 2's rule: ``ROS_LOCALHOST_ONLY=1`` enables it, anything else does not."""
+    return (env if env is not None else os.environ).get("ROS_LOCALHOST_ONLY", "0") == "1"
+
+
+def domain_id_from_env(env: dict[str, str] | None = None) -> int:
+    """``ROS_DOMAIN_ID`` (0 when unset, as in rcl ``rcl_get_default_domain_id``)."""
+    value = (env if env is not None else os.environ).get("ROS_DOMAIN_ID", "").strip()
+    if not value:
+        return 0
+    domain = int(value)
+    if not 0 <= domain <= 232:
+        raise ValueError(f"ROS_DOMAIN_ID={value} out of range 0..232")
+    return domain
+
+
+def generate(config: DdsConfig) -> str:
+    """The configuration string for ``dds_create_domain`` (XML, then ``CYCLONEDDS_URI``)."""
+    interfaces = (
+        '<Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>'
+        if config.localhost_only
+        else ""
+    )
+    xml = (
+        "<CycloneDDS><Domain>"
+        f"<General>{interfaces}"
+        f"<MaxMessageSize>{config.max_message_size}</MaxMessageSize>"
+        f"<FragmentSize>{config.fragment_size}</FragmentSize>"
+        "</General>"
+        "<Internal>"
+        f'<SocketReceiveBufferSize min="default" max="{config.socket_receive_buffer}"/>'
+        f'<SocketSendBufferSize min="default" max="{config.socket_send_buffer}"/>'
+        f"<Watermarks><WhcHigh>{config.whc_high}</WhcHigh></Watermarks>"
+        f"<NackDelay>{config.nack_delay}</NackDelay>"
+        f'<HeartbeatInterval min="1ms" minsched="2ms">{config.heartbeat_interval}'
+        "</HeartbeatInterval>"
+        "</Internal>"
+        f"{config.extra_xml}"
+        "</Domain></CycloneDDS>"
+    )
+    env_uri = os.environ.get("CYCLONEDDS_URI", "").strip() if config.use_env_uri else ""
+    return f"{xml},{env_uri}" if env_uri else xml

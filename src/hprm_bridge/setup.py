@@ -1,0 +1,32 @@
+"""hprm_bridge: an ament_python ROS 2 package that is also plain pip-installable.
+
+Its ROS-free wire client speaks ROS 2 Humble's DDS conventions through the
+``cyclonedds`` wheel (which bundles libddsc) and encodes messages with
+``rosbags`` (Humble message definitions and a numpy-backed CDR codec).
+"""
+
+from setuptools import find_packages, setup
+
+PACKAGE = "hprm_bridge"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="ROS 2 integration for HPRM, including a ROS-free ROS 2 Humble wire client",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(exclude=["test", "test.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+    ],
+    # Pinned: the client calls into libddsc's C ABI bundled with this exact wheel,
+    # and relies on rosbags' typestore/codec API, which changes between minors.
+    install_requires=["numpy>=1.21", "cyclonedds==11.0.1", "rosbags==0.11.9", "hprm_core"],
+    # colcon (setuptools >= 80) ignores tests_require: test deps live here.
+    # dora-rs: an independent ROS 2 client (Rust, RustDDS) for interop tests and
+    # the benchmark baseline.
+    extras_require={"test": ["pytest>=7", "pytest-timeout>=2", "dora-rs==1.1.0"]},
+    zip_safe=False,
+    entry_points={"hprm.benchmarks": ["ros2-wire = hprm_bridge.bench:main"]},
+)
