@@ -41,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -108,10 +109,8 @@ class _DomainRef:
 
 def _delete(entity: Any) -> None:
     """Delete a cyclonedds-python entity now instead of at garbage collection."""
-    try:
+    with contextlib.suppress(Exception):  # already deleted with its parent
         entity.__del__()
-    except Exception:  # pragma: no cover - already deleted with its parent
-        pass
 
 
 class _QosListener(Listener):

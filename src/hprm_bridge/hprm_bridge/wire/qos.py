@@ -132,7 +132,7 @@ def resolve(qos: QoSProfile | str | int) -> QoSProfile:
 def _ns(seconds: float) -> int:
     if seconds == INFINITE:
         return _DDS_INFINITY
-    return int(round(seconds * 1e9))
+    return round(seconds * 1e9)
 
 
 def to_dds(qos: QoSProfile, *, ignore_local: bool = False) -> Qos:

@@ -158,6 +158,47 @@ class TypeRegistry:
         """``(name, description)`` of each field, as rosbags describes them."""
         return list(self.store.fielddefs[self.resolve(ros_type)][1])
 
+    def msg_definition(self, ros_type: str) -> str:
+        """ROS 2 ``.msg`` text of a type (fields only), e.g. to hand other tools the definitions.
+
+        Constants are not reproduced; field types use ``.msg`` syntax
+        (``uint8[]``, ``float64[9]``, ``string<=256``, ``pkg/Type``).
+        """
+        name = self.resolve(ros_type)
+        return "".join(f"{_msg_type(desc)} {fname}\n" for fname, desc in self.store.fielddefs[name][1])
+
+    def write_msg_tree(self, root: str | os.PathLike[str], ros_types: Iterable[str]) -> list[Path]:
+        """Write ``<root>/<pkg>/msg/<Type>.msg`` (+ ``package.xml``) for the types and their deps."""
+        todo, done, written = [self.resolve(t) for t in ros_types], set(), []
+        deps: dict[str, set[str]] = {}
+        while todo:
+            name = todo.pop()
+            if name in done:
+                continue
+            done.add(name)
+            pkg, _, typ = name.split("/")
+            path = Path(root) / pkg / "msg" / f"{typ}.msg"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(self.msg_definition(name))
+            written.append(path)
+            pkg_deps = deps.setdefault(pkg, set())
+            for _f, desc in self.store.fielddefs[name][1]:
+                for dep in _named_deps(desc):
+                    todo.append(dep)
+                    if dep.split("/")[0] != pkg:
+                        pkg_deps.add(dep.split("/")[0])
+        for pkg, pkg_deps in deps.items():  # tools that read packages want a manifest
+            depends = "".join(f"<depend>{d}</depend>" for d in sorted(pkg_deps))
+            manifest = Path(root) / pkg / "package.xml"
+            manifest.write_text(
+                f'<?xml version="1.0"?><package format="3"><name>{pkg}</name>'
+                f"<version>0.0.0</version><description>{pkg}</description>"
+                f'<maintainer email="none@example.com">none</maintainer><license>none</license>'
+                f"{depends}</package>\n"
+            )
+            written.append(manifest)
+        return written
+
     def new(self, ros_type: str, **values: Any) -> Any:
         """A message with ROS 2 default values (zeros, ``''``, empty arrays) for unset fields."""
         name = self.resolve(ros_type)
@@ -207,6 +248,20 @@ def _attr(field_name: str) -> str:
     from rosbags.typesys.base import normalize_fieldname
 
     return normalize_fieldname(field_name)
+
+
+def _msg_type(desc: tuple[Any, Any]) -> str:
+    kind = desc[0].name
+    if kind == "BASE":
+        base, bound = desc[1]
+        return f"{base}<={bound}" if bound else base
+    if kind == "NAME":
+        pkg, _, typ = desc[1].split("/")
+        return f"{pkg}/{typ}"
+    sub, count = desc[1]
+    if kind == "ARRAY":
+        return f"{_msg_type(sub)}[{count}]"
+    return f"{_msg_type(sub)}[<={count}]" if count else f"{_msg_type(sub)}[]"
 
 
 def _named_deps(desc: tuple[Any, Any]) -> list[str]:

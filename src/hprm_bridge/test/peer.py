@@ -1,0 +1,304 @@
+"""A separate process on the other end of the tests' DDS traffic.
+
+Run as ``python peer.py ROLE JSON_ARGS``; prints one JSON object per line on
+stdout (``{"event": ...}``), the last one being the result. Roles:
+
+* ``publish``   - our client publishes ``count`` messages
+* ``subscribe`` - our client subscribes and reports what arrived
+* ``plain_sub`` / ``plain_pub`` - plain cyclonedds (its own IDL codec, no
+  hprm code on the data path) declared with the ROS type names
+* ``raw_pub``   - plain cyclonedds writer sending given CDR bytes as they are
+* ``dora_pub`` / ``dora_sub`` - dora-rs's ROS 2 client (Rust, RustDDS)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import time
+from typing import Any
+
+import numpy as np
+
+
+def emit(**kw: Any) -> None:
+    print(json.dumps(kw), flush=True)
+
+
+def make_message(types: Any, kind: str, i: int) -> Any:
+    """Deterministic message ``i`` of a kind: ``string``, ``image:<bytes>``, ``custom``."""
+    if kind == "string":
+        return types.new("std_msgs/msg/String", data=f"hello {i} \u00e9\u4e16")
+    if kind.startswith("image:"):
+        n = int(kind.split(":")[1])
+        width = max(1, n // 3)
+        data = (np.arange(width * 3, dtype=np.uint32) * 7 + i).astype(np.uint8)
+        hdr = types.new(
+            "std_msgs/msg/Header",
+            stamp=types.new("builtin_interfaces/msg/Time", sec=1000 + i, nanosec=123456789),
+            frame_id="camera_optical",
+        )
+        return types.new(
+            "sensor_msgs/msg/Image",
+            header=hdr,
+            height=1,
+            width=width,
+            encoding="rgb8",
+            is_bigendian=0,
+            step=width * 3,
+            data=data,
+        )
+    raise ValueError(kind)
+
+
+def summarize(msg: Any) -> dict[str, Any]:
+    """Field-by-field summary that the test compares (big arrays as sha256)."""
+    out: dict[str, Any] = {}
+    for name in msg.__dataclass_fields__:
+        if name == "__msgtype__":
+            continue
+        v = getattr(msg, name)
+        if isinstance(v, np.ndarray):
+            out[name] = {"len": int(v.size), "sha256": hashlib.sha256(v.tobytes()).hexdigest()}
+        elif hasattr(v, "__dataclass_fields__"):
+            out[name] = summarize(v)
+        else:
+            out[name] = v
+    return out
+
+
+def _node(a: dict[str, Any]) -> Any:
+    from hprm_bridge.wire import Node, TypeRegistry
+
+    types = TypeRegistry(a.get("msg_paths", ()))
+    return Node(
+        a.get("node", "peer"),
+        a.get("namespace", "/"),
+        domain_id=a["domain"],
+        localhost_only=True,
+        types=types,
+    )
+
+
+def _qos(a: dict[str, Any]) -> Any:
+    from hprm_bridge.wire import Durability, QoSProfile, Reliability
+
+    q = a.get("qos", "default")
+    if isinstance(q, dict):
+        return QoSProfile(
+            depth=q.get("depth", 10),
+            reliability=Reliability(q.get("reliability", "reliable")),
+            durability=Durability(q.get("durability", "volatile")),
+        )
+    return q
+
+
+def role_publish(a: dict[str, Any]) -> None:
+    with _node(a) as node:
+        pub = node.create_publisher(a["type"], a["topic"], _qos(a))
+        emit(event="ready", node_gid=node.gid.hex(), gid=pub.gid.hex())
+        if a.get("wait_subs", 1):
+            matched = pub.wait_for_subscriptions(a.get("wait_subs", 1), a.get("match_timeout", 15))
+            emit(event="matched", ok=matched)
+        for i in range(a.get("count", 1)):
+            msg = make_message(node.types, a["kind"], i)
+            pub.publish(msg)
+            time.sleep(a.get("period", 0.05))
+        time.sleep(a.get("linger", 0.5))
+        emit(event="done", incompatible=pub.incompatible_qos_count,
+             policy=pub.last_incompatible_policy)
+
+
+def role_subscribe(a: dict[str, Any]) -> None:
+    with _node(a) as node:
+        got: list[Any] = []
+        sub = node.create_subscription(a["type"], a["topic"], got.append, _qos(a))
+        emit(event="ready", node_gid=node.gid.hex(), gid=sub.gid.hex())
+        want, duration = a.get("count", 1), a.get("duration", 10)
+        node.spin(timeout_sec=duration, until=lambda: len(got) >= want)
+        if a.get("linger"):
+            node.spin(timeout_sec=a["linger"])
+        emit(
+            event="done",
+            messages=[summarize(m) for m in got],
+            malformed=sub.malformed_count,
+            incompatible=sub.incompatible_qos_count,
+            policy=sub.last_incompatible_policy,
+        )
+
+
+def _plain_participant(domain: int) -> Any:
+    from cyclonedds.domain import Domain, DomainParticipant
+
+    cfg = (
+        "<CycloneDDS><Domain><General><Interfaces>"
+        '<NetworkInterface address="127.0.0.1"/></Interfaces></General></Domain></CycloneDDS>'
+    )
+    dom = Domain(domain, cfg)
+    return dom, DomainParticipant(domain)
+
+
+def _plain_string_type() -> Any:
+    """std_msgs/msg/String declared by hand with plain cyclonedds, as a DDS user would."""
+    from dataclasses import dataclass
+
+    from cyclonedds.idl import IdlStruct
+
+    @dataclass
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):  # noqa: N801
+        data: str
+
+    return String_
+
+
+def role_plain_sub(a: dict[str, Any]) -> None:
+    from cyclonedds.core import WaitSet, ReadCondition, SampleState, ViewState, InstanceState
+    from cyclonedds.qos import Policy, Qos
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from cyclonedds._clayer import ddspy_take
+
+    dom, dp = _plain_participant(a["domain"])
+    if a["type"] == "std_msgs/msg/String":
+        cls = _plain_string_type()
+    else:  # a hand-made declaration is long; reuse the generated one for big types
+        from hprm_bridge.wire import default_registry
+
+        cls = default_registry().idl_struct(a["type"])
+    topic = Topic(dp, a["dds_topic"], cls)
+    reader = DataReader(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    mask = SampleState.Any | ViewState.Any | InstanceState.Any
+    ws = WaitSet(dp)
+    ws.attach(ReadCondition(reader, mask))
+    emit(event="ready", type_name=topic.typename)
+    out: list[Any] = []
+    deadline = time.monotonic() + a.get("duration", 10)
+    while len(out) < a.get("count", 1) and time.monotonic() < deadline:
+        ws.wait(200_000_000)
+        for data, info in ddspy_take(reader._ref, mask, 16):
+            if not info.valid_data:
+                continue
+            entry: dict[str, Any] = {"raw": bytes(data).hex() if len(data) < 4096 else None,
+                                     "len": len(data),
+                                     "sha256": hashlib.sha256(data).hexdigest()}
+            if a["type"] == "std_msgs/msg/String":
+                entry["data"] = cls.deserialize(data).data  # cyclonedds' own codec
+            out.append(entry)
+    emit(event="done", samples=out)
+
+
+def role_plain_pub(a: dict[str, Any]) -> None:
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.qos import Policy, Qos
+    from cyclonedds.topic import Topic
+
+    dom, dp = _plain_participant(a["domain"])
+    cls = _plain_string_type()
+    topic = Topic(dp, a["dds_topic"], cls)
+    writer = DataWriter(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    emit(event="ready")
+    deadline = time.monotonic() + 15
+    while not writer.get_matched_subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    for text in a["texts"]:
+        writer.write(cls(data=text))  # cyclonedds-python serializes this, not rosbags
+        time.sleep(0.05)
+    time.sleep(0.5)
+    emit(event="done")
+
+
+def role_raw_pub(a: dict[str, Any]) -> None:
+    """Write given CDR byte strings untouched (to feed a subscription malformed samples)."""
+    from cyclonedds._clayer import ddspy_write
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.qos import Policy, Qos
+    from cyclonedds.topic import Topic
+
+    dom, dp = _plain_participant(a["domain"])
+    from hprm_bridge.wire import default_registry
+
+    topic = Topic(dp, a["dds_topic"], default_registry().idl_struct(a["type"]))
+    writer = DataWriter(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    emit(event="ready")
+    deadline = time.monotonic() + 15
+    while not writer.get_matched_subscriptions() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    rcs = []
+    for hexdata in a["samples"]:
+        rcs.append(ddspy_write(writer._ref, bytes.fromhex(hexdata)))
+        time.sleep(0.05)
+    time.sleep(0.5)
+    emit(event="done", rcs=rcs)
+
+
+def _dora_node(a: dict[str, Any]) -> Any:
+    import warnings
+
+    import dora
+
+    warnings.simplefilter("ignore")
+    ctx = dora.Ros2Context(ros_paths=[a["msg_root"]], domain_id=a["domain"])
+    node = ctx.new_node("dora_peer", "/dora", dora.Ros2NodeOptions(rosout=False))
+    qos = dora.Ros2QosPolicies(reliable=True, keep_last=10)
+    return ctx, node, qos
+
+
+def _dora_type(ros_type: str) -> str:
+    pkg, _, name = ros_type.split("/")
+    return f"{pkg}/{name}"
+
+
+def role_dora_pub(a: dict[str, Any]) -> None:
+    import pyarrow as pa
+
+    from hprm_bridge.wire import default_registry
+
+    ctx, node, qos = _dora_node(a)
+    topic = node.create_topic(a["topic"], _dora_type(a["type"]), qos)
+    pub = node.create_publisher(topic)
+    emit(event="ready")
+    types = default_registry()
+    for i in range(a.get("count", 1)):
+        msg = make_message(types, a["kind"], i)
+        if a["type"] == "std_msgs/msg/String":
+            value = {"data": msg.data}
+        else:
+            value = {
+                "header": {
+                    "stamp": {"sec": msg.header.stamp.sec, "nanosec": msg.header.stamp.nanosec},
+                    "frame_id": msg.header.frame_id,
+                },
+                "height": msg.height,
+                "width": msg.width,
+                "encoding": msg.encoding,
+                "is_bigendian": msg.is_bigendian,
+                "step": msg.step,
+                "data": msg.data,
+            }
+        pub.publish(pa.array([value]))
+        time.sleep(a.get("period", 0.2))
+    emit(event="done")
+
+
+def role_dora_sub(a: dict[str, Any]) -> None:
+    ctx, node, qos = _dora_node(a)
+    topic = node.create_topic(a["topic"], _dora_type(a["type"]), qos)
+    sub = node.create_subscription(topic)
+    emit(event="ready")
+    out: list[Any] = []
+    deadline = time.monotonic() + a.get("duration", 15)
+    while len(out) < a.get("count", 1) and time.monotonic() < deadline:
+        m = sub.next()
+        if m is None:
+            continue
+        value = m.to_pylist()[0] if hasattr(m, "to_pylist") else m
+        if "data" in value and isinstance(value["data"], list):
+            arr = np.asarray(value["data"], dtype=np.uint8)
+            value["data"] = {"len": int(arr.size), "sha256": hashlib.sha256(arr.tobytes()).hexdigest()}
+        out.append(value)
+    emit(event="done", messages=out)
+
+
+if __name__ == "__main__":
+    globals()[f"role_{sys.argv[1]}"](json.loads(sys.argv[2]))
