@@ -38,7 +38,7 @@ from hprm_core.reactor import (
     _Element,
     _Trigger,
 )
-from hprm_core.scheduler import Scheduler
+from hprm_core.scheduler import Coordinator, Scheduler
 from hprm_core.tag import Duration
 from hprm_core.trace import Tracer
 
@@ -74,7 +74,9 @@ class Environment:
     events may still come from outside); ``on_error`` is ``"stop"`` (a raising
     reaction stops the program cleanly and :meth:`run` raises
     :class:`~hprm_core.errors.ReactionError`) or ``"continue"`` (log and go on);
-    ``trace`` is a path or file object for a JSON-lines reaction trace.
+    ``trace`` is a path or file object for a JSON-lines reaction trace;
+    ``coordinator`` decides when tags may advance (a federation's; default:
+    alone in this process).
     """
 
     def __init__(
@@ -86,6 +88,7 @@ class Environment:
         keepalive: bool | None = None,
         on_error: str = "stop",
         trace: Any = None,
+        coordinator: Coordinator | None = None,
     ) -> None:
         if not isinstance(main, Reactor):
             raise AssemblyError(f"the main program must be a Reactor instance, got {main!r}")
@@ -125,7 +128,13 @@ class Environment:
             keepalive = any(isinstance(t, PhysicalAction) for t in self.triggers)
         tracer = Tracer.open(trace) if trace is not None else None
         self.scheduler = Scheduler(
-            self, fast=fast, timeout=timeout, keepalive=keepalive, on_error=on_error, tracer=tracer
+            self,
+            fast=fast,
+            timeout=timeout,
+            keepalive=keepalive,
+            on_error=on_error,
+            tracer=tracer,
+            coordinator=coordinator,
         )
 
     def run(self) -> None:

@@ -112,6 +112,7 @@ class _Trigger(_Element):
         super().__init__()
         self._sched: Scheduler | None = None
         self._step = -1
+        self._tardy_step = -1  # step at which a tardy network value arrived
         self._value: Any = None
         self._reactions: list[Reaction] = []  # reactions this element triggers
 
@@ -131,6 +132,13 @@ class _Trigger(_Element):
         self._check_read()
         sched = self._sched
         return sched is not None and self._step == sched.step
+
+    @property
+    def is_tardy(self) -> bool:
+        """True when the present value arrived over the network after its tag
+        had passed (decentralized coordination); ``last_tardy_tag`` is its tag."""
+        sched = self._sched
+        return sched is not None and self._tardy_step == sched.step
 
     @property
     def value(self) -> Any:
@@ -176,6 +184,9 @@ class Port(_Trigger):
         self._delayed: tuple[tuple[int, Port], ...] = ()
         self._upstream: Port | None = None
         self._listeners: tuple[Callable[[Port, Any], None], ...] = ()
+        #: network inputs (decentralized): how many values arrived after their tag
+        self.tardy_count = 0
+        self.last_tardy_tag: Tag | None = None
 
     def _attach(self, container: Reactor, name: str) -> None:
         super()._attach(container, name)

@@ -50,8 +50,15 @@ class Coordinator(Protocol):
     def start_time(self, physical_now: int) -> int:
         """The program's start time; a federation agrees on one through the RTI."""
 
-    def next_tag(self, sched: Scheduler, wanted: Tag) -> Tag:
-        """Block until ``wanted`` (or an earlier tag) may be processed; return it."""
+    def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
+        """May ``tag`` be processed now? May block (waiting for a grant); returns
+        False when the scheduler must choose again (an event arrived meanwhile).
+        For ``FOREVER``, True means nothing can ever arrive again."""
+
+    def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
+        """During a provisional tag, settle the network inputs that reactions up
+        to ``next_index`` (all, if None) may read; only called while ``sched.gate``
+        is non-empty."""
 
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
         """Called after every reaction at ``tag`` ran."""
@@ -69,8 +76,11 @@ class LocalCoordinator:
     def start_time(self, physical_now: int) -> int:
         return physical_now
 
-    def next_tag(self, sched: Scheduler, wanted: Tag) -> Tag:
-        return wanted
+    def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
+        return True
+
+    def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
+        pass
 
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
         pass
@@ -80,6 +90,27 @@ class LocalCoordinator:
 
     def finish(self, sched: Scheduler) -> None:
         pass
+
+
+class _TardyDelivery:
+    """Delivers a network value whose tag had already passed when it arrived
+    (decentralized coordination with too small an STP offset). It fires the
+    port at the next microstep and marks it tardy, so reactions with an
+    ``stp_violation`` handler run that handler instead; nothing is reordered
+    silently."""
+
+    __slots__ = ("intended", "port")
+
+    def __init__(self, port: Any, intended: Tag) -> None:
+        self.port = port
+        self.intended = intended
+
+    def _fire(self, value: Any) -> None:
+        port = self.port
+        port._tardy_step = port._sched.step
+        port.tardy_count += 1
+        port.last_tardy_tag = self.intended
+        port._fire(value)
 
 
 class Scheduler:
@@ -118,6 +149,9 @@ class Scheduler:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self.running = False
+        self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
+        # Provisional tags only: (first reader index, port) of unsettled network inputs.
+        self.gate: list[tuple[int, Any]] = []
         for t in env.triggers:
             t._sched = self
         for r in env.reactors:
@@ -141,6 +175,10 @@ class Scheduler:
         with self._wake:
             self._inbox.append((trigger, -1, (tag, value)))
             self._wake.notify()
+
+    def physical_time(self) -> int:
+        """The (federation-synchronized) physical clock, in ns."""
+        return time.time_ns() + self.clock_offset
 
     def request_stop(self) -> None:
         """Stop at the next microstep of the current tag; safe from any thread."""
@@ -171,11 +209,27 @@ class Scheduler:
                 continue
             if t == -1:  # network event: value is (tag, payload)
                 tag, value = value
+                if tag <= self.tag and self.running:
+                    self._tardy(trigger, tag, value)
+                    continue
             else:
                 tag = Tag(t, 0)
                 if tag <= self.tag:
                     tag = self.tag.delay(0)
             self.schedule(trigger, tag, value)
+
+    def _tardy(self, port: Any, tag: Tag, value: Any) -> None:
+        later = self.tag.delay(0)
+        handled = any(r.stp_fn is not None for r in port._reactions)
+        (log.info if handled else log.error)(
+            "tardy message on %s: tag %s arrived after tag %s was processed; delivered at %s%s",
+            port.fqn,
+            tag.elapsed(self.start_time),
+            self.tag.elapsed(self.start_time),
+            later.elapsed(self.start_time),
+            "" if handled else " (no stp_violation handler: add one, or raise the STP offset)",
+        )
+        self.schedule(_TardyDelivery(port, tag), later, value)
 
     # -- the loop -----------------------------------------------------------------
 
@@ -223,21 +277,21 @@ class Scheduler:
 
     def _loop(self) -> None:
         events = self._events
+        coordinator = self.coordinator
         while True:
             if self._inbox:
                 with self._wake:
                     self._drain_inbox()
             nxt = self._next_event_tag()
-            if nxt >= FOREVER and not self.keepalive and self.stop_tag >= FOREVER:
-                # Nothing can ever happen again: shut down at the next microstep.
-                self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
             if nxt > self.stop_tag:
                 nxt = self.stop_tag
-            granted = self.coordinator.next_tag(self, nxt)
-            if granted != nxt:
-                continue  # something arrived meanwhile (or the grant is partial)
+            if not coordinator.advance_to(self, nxt):
+                continue  # something arrived meanwhile: choose again
             if nxt >= FOREVER:
-                self._wait_for_inbox(None)
+                if self.keepalive:
+                    self._wait_for_inbox(None)
+                else:  # nothing can ever happen again: shut down at the next microstep
+                    self._stop_at(coordinator.stop_requested(self, self.tag.delay(0)))
                 continue
             if not self.fast and not self._wait_until(nxt.time):
                 continue  # woken by a new event: choose the tag again
@@ -253,7 +307,7 @@ class Scheduler:
                 for r in self.env.reactors:
                     r.shutdown._fire(None)
             self._run_reactions()
-            self.coordinator.tag_complete(self, nxt)
+            coordinator.tag_complete(self, nxt)
             if stopping:
                 return
 
@@ -263,7 +317,7 @@ class Scheduler:
             while True:
                 if self._inbox:
                     return False
-                remaining = t - time.time_ns()
+                remaining = t - time.time_ns() - self.clock_offset
                 if remaining <= 0:
                     return True
                 self._wake.wait(remaining / 1e9)
@@ -278,17 +332,24 @@ class Scheduler:
         queued = self._queued
         by_index = self._by_index
         tracer = self.tracer
+        gate = self.gate
         pop = heapq.heappop
-        while ready:
+        while True:
+            if gate:  # provisional tag: settle the network inputs the next reaction may read
+                self.coordinator.resolve_inputs(self, ready[0] if ready else None)
+            if not ready:
+                break
             i = pop(ready)
             queued[i] = False
             r = by_index[i]
             self.current_reaction = r
             fn = r.fn
-            if r.deadline is not None and time.time_ns() > self.tag.time + r.deadline:
+            if r.deadline is not None and self.physical_time() > self.tag.time + r.deadline:
                 fn = r.deadline_fn or fn
                 if r.deadline_fn is None:
                     log.warning("%s missed its deadline at %s (no handler)", r.fqn, self._elapsed())
+            if r.stp_fn is not None and any(t._tardy_step == self.step for t in r.triggers):
+                fn = r.stp_fn
             t_start = time.time_ns() if tracer is not None else 0
             try:
                 fn()
