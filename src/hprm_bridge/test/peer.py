@@ -11,8 +11,6 @@ stdout (``{"event": ...}``), the last one being the result. Roles:
 * ``dora_pub`` / ``dora_sub`` - dora-rs's ROS 2 client (Rust, RustDDS)
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import sys
@@ -106,8 +104,11 @@ def role_publish(a: dict[str, Any]) -> None:
             pub.publish(msg)
             time.sleep(a.get("period", 0.05))
         time.sleep(a.get("linger", 0.5))
-        emit(event="done", incompatible=pub.incompatible_qos_count,
-             policy=pub.last_incompatible_policy)
+        emit(
+            event="done",
+            incompatible=pub.incompatible_qos_count,
+            policy=pub.last_incompatible_policy,
+        )
 
 
 def role_subscribe(a: dict[str, Any]) -> None:
@@ -146,20 +147,20 @@ def _plain_string_type() -> Any:
     from cyclonedds.idl import IdlStruct
 
     @dataclass
-    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):  # noqa: N801
+    class String_(IdlStruct, typename="std_msgs::msg::dds_::String_"):
         data: str
 
     return String_
 
 
 def role_plain_sub(a: dict[str, Any]) -> None:
-    from cyclonedds.core import WaitSet, ReadCondition, SampleState, ViewState, InstanceState
+    from cyclonedds._clayer import ddspy_take
+    from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
     from cyclonedds.qos import Policy, Qos
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
-    from cyclonedds._clayer import ddspy_take
 
-    dom, dp = _plain_participant(a["domain"])
+    _dom, dp = _plain_participant(a["domain"])
     if a["type"] == "std_msgs/msg/String":
         cls = _plain_string_type()
     else:  # a hand-made declaration is long; reuse the generated one for big types
@@ -167,7 +168,9 @@ def role_plain_sub(a: dict[str, Any]) -> None:
 
         cls = default_registry().idl_struct(a["type"])
     topic = Topic(dp, a["dds_topic"], cls)
-    reader = DataReader(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    reader = DataReader(
+        dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10))
+    )
     mask = SampleState.Any | ViewState.Any | InstanceState.Any
     ws = WaitSet(dp)
     ws.attach(ReadCondition(reader, mask))
@@ -179,9 +182,11 @@ def role_plain_sub(a: dict[str, Any]) -> None:
         for data, info in ddspy_take(reader._ref, mask, 16):
             if not info.valid_data:
                 continue
-            entry: dict[str, Any] = {"raw": bytes(data).hex() if len(data) < 4096 else None,
-                                     "len": len(data),
-                                     "sha256": hashlib.sha256(data).hexdigest()}
+            entry: dict[str, Any] = {
+                "raw": bytes(data).hex() if len(data) < 4096 else None,
+                "len": len(data),
+                "sha256": hashlib.sha256(data).hexdigest(),
+            }
             if a["type"] == "std_msgs/msg/String":
                 entry["data"] = cls.deserialize(data).data  # cyclonedds' own codec
             out.append(entry)
@@ -193,10 +198,12 @@ def role_plain_pub(a: dict[str, Any]) -> None:
     from cyclonedds.qos import Policy, Qos
     from cyclonedds.topic import Topic
 
-    dom, dp = _plain_participant(a["domain"])
+    _dom, dp = _plain_participant(a["domain"])
     cls = _plain_string_type()
     topic = Topic(dp, a["dds_topic"], cls)
-    writer = DataWriter(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    writer = DataWriter(
+        dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10))
+    )
     emit(event="ready")
     deadline = time.monotonic() + 15
     while not writer.get_matched_subscriptions() and time.monotonic() < deadline:
@@ -215,11 +222,13 @@ def role_raw_pub(a: dict[str, Any]) -> None:
     from cyclonedds.qos import Policy, Qos
     from cyclonedds.topic import Topic
 
-    dom, dp = _plain_participant(a["domain"])
+    _dom, dp = _plain_participant(a["domain"])
     from hprm_bridge.wire import default_registry
 
     topic = Topic(dp, a["dds_topic"], default_registry().idl_struct(a["type"]))
-    writer = DataWriter(dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10)))
+    writer = DataWriter(
+        dp, topic, Qos(Policy.Reliability.Reliable(10**9), Policy.History.KeepLast(10))
+    )
     emit(event="ready")
     deadline = time.monotonic() + 15
     while not writer.get_matched_subscriptions() and time.monotonic() < deadline:
@@ -254,7 +263,7 @@ def role_dora_pub(a: dict[str, Any]) -> None:
 
     from hprm_bridge.wire import default_registry
 
-    ctx, node, qos = _dora_node(a)
+    _ctx, node, qos = _dora_node(a)
     topic = node.create_topic(a["topic"], _dora_type(a["type"]), qos)
     pub = node.create_publisher(topic)
     emit(event="ready")
@@ -282,7 +291,7 @@ def role_dora_pub(a: dict[str, Any]) -> None:
 
 
 def role_dora_sub(a: dict[str, Any]) -> None:
-    ctx, node, qos = _dora_node(a)
+    _ctx, node, qos = _dora_node(a)
     topic = node.create_topic(a["topic"], _dora_type(a["type"]), qos)
     sub = node.create_subscription(topic)
     emit(event="ready")
@@ -295,7 +304,10 @@ def role_dora_sub(a: dict[str, Any]) -> None:
         value = m.to_pylist()[0] if hasattr(m, "to_pylist") else m
         if "data" in value and isinstance(value["data"], list):
             arr = np.asarray(value["data"], dtype=np.uint8)
-            value["data"] = {"len": int(arr.size), "sha256": hashlib.sha256(arr.tobytes()).hexdigest()}
+            value["data"] = {
+                "len": int(arr.size),
+                "sha256": hashlib.sha256(arr.tobytes()).hexdigest(),
+            }
         out.append(value)
     emit(event="done", messages=out)
 

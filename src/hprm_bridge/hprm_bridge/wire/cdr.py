@@ -41,8 +41,35 @@ CDR_BE_HEADER = b"\x00\x00\x00\x00"
 
 
 def encode(store: Typestore, message: object, ros_type: str) -> memoryview:
-    """Serialize ``message`` to XCDR1 little-endian bytes (header included)."""
-    return store.serialize_cdr(message, ros_type, little_endian=True)
+    """Serialize ``message`` to XCDR1 little-endian bytes, header included, zero-padded to 4.
+
+    The buffer is allocated once at its padded size and filled by rosbags'
+    generated serializer (what ``Typestore.serialize_cdr`` does, minus the
+    padding it lacks).
+    """
+    msgdef = store.get_msgdef(ros_type)
+    size = 4 + msgdef.getsize_cdr(0, message, store)
+    buf = bytearray(size + (-size % 4))
+    buf[:4] = CDR_LE_HEADER
+    view = memoryview(buf)
+    end = msgdef.serialize_cdr_le(view[4:], 0, message, store)
+    if end + 4 != size:  # pragma: no cover - rosbags invariant
+        raise AssertionError(f"{ros_type}: serialized {end + 4} bytes, expected {size}")
+    return view
+
+
+def pad4(cdr: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
+    """``cdr`` zero-padded to a multiple of 4 bytes (copies only when needed).
+
+    libddsc sends the serialized size rounded up to 4 and reads the extra bytes
+    from the sample buffer, so an unpadded buffer would leak whatever follows
+    it in memory (rmw_cyclonedds_cpp pads for the same reason: the FIXME in
+    ``serdata_rmw::resize()``).
+    """
+    n = len(cdr)
+    if n % 4 == 0:
+        return cdr
+    return bytes(cdr) + bytes(-n % 4)
 
 
 def decode(store: Typestore, raw: bytes | memoryview, ros_type: str) -> object:

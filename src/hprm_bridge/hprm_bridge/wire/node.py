@@ -65,6 +65,7 @@ from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from . import discovery, naming
+from .cdr import pad4
 from .dds_config import DdsConfig, domain_id_from_env, generate, localhost_only_from_env
 from .errors import MalformedSampleError, WireError
 from .qos import QoSProfile, policy_name, resolve, to_dds
@@ -183,9 +184,10 @@ class Publisher(_Endpoint):
     def publish_serialized(self, cdr: bytes | bytearray | memoryview) -> None:
         """Send an already encoded sample (XCDR1 with its 4-byte header), as is.
 
-        This is ``rmw_publish_serialized_message``: no decoding, no copy in Python.
+        This is ``rmw_publish_serialized_message``: no decoding, and no copy in
+        Python unless the length needs padding to a multiple of 4.
         """
-        rc = ddspy_write(self._ref, cdr)
+        rc = ddspy_write(self._ref, pad4(cdr))
         if rc < 0:
             raise DDSException(rc, f"writing to {self.topic_name}")
 

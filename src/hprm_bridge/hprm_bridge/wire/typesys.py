@@ -165,10 +165,12 @@ class TypeRegistry:
         (``uint8[]``, ``float64[9]``, ``string<=256``, ``pkg/Type``).
         """
         name = self.resolve(ros_type)
-        return "".join(f"{_msg_type(desc)} {fname}\n" for fname, desc in self.store.fielddefs[name][1])
+        return "".join(
+            f"{_msg_type(desc)} {fname}\n" for fname, desc in self.store.fielddefs[name][1]
+        )
 
     def write_msg_tree(self, root: str | os.PathLike[str], ros_types: Iterable[str]) -> list[Path]:
-        """Write ``<root>/<pkg>/msg/<Type>.msg`` (+ ``package.xml``) for the types and their deps."""
+        """Write ``<root>/<pkg>/msg/<Type>.msg`` and ``package.xml`` for the types and deps."""
         todo, done, written = [self.resolve(t) for t in ros_types], set(), []
         deps: dict[str, set[str]] = {}
         while todo:

@@ -1,0 +1,109 @@
+"""Fixtures for tests that put real DDS traffic between separate processes.
+
+Each test gets its own random ``ROS_DOMAIN_ID`` so parallel runs do not see
+each other, and every process is kept on loopback (``ROS_LOCALHOST_ONLY=1`` for
+our client, a 127.0.0.1-only Cyclone config for plain cyclonedds peers).
+Peers that may multicast on every interface (dora-rs/RustDDS) run inside a
+private network namespace (``unshare -n``) instead.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+PEER = HERE / "peer.py"
+_used_domains: set[int] = set()
+
+
+def peer_env(domain: int) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CYCLONEDDS", "ROS_"))}
+    env.update(ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1", PYTHONUNBUFFERED="1")
+    return env
+
+
+class Peer:
+    """A peer process; ``result()`` waits for its final JSON line."""
+
+    def __init__(self, role: str, args: dict[str, Any], domain: int) -> None:
+        self.role = role
+        self.proc = subprocess.Popen(
+            [sys.executable, str(PEER), role, json.dumps({"domain": domain, **args})],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=peer_env(domain),
+        )
+        self.events: list[dict[str, Any]] = []
+
+    def wait_event(self, name: str, timeout: float = 30) -> dict[str, Any]:
+        """Read lines until ``{"event": name}`` (the process keeps running)."""
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            ev = json.loads(line)
+            self.events.append(ev)
+            if ev.get("event") == name:
+                return ev
+        _, err = self.proc.communicate(timeout=timeout)
+        raise AssertionError(f"peer {self.role} exited before {name!r}: {err[-3000:]}")
+
+    def result(self, timeout: float = 60) -> dict[str, Any]:
+        out, err = self.proc.communicate(timeout=timeout)
+        for line in out.splitlines():
+            self.events.append(json.loads(line))
+        assert self.proc.returncode == 0, f"peer {self.role} failed: {err[-3000:]}"
+        done = [e for e in self.events if e.get("event") == "done"]
+        assert done, f"peer {self.role} reported nothing: {err[-3000:]}"
+        return done[-1]
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.communicate()
+
+
+@pytest.fixture
+def domain() -> int:
+    """A ROS domain id no other test of this run uses (random across runs)."""
+    rng = random.SystemRandom()
+    while True:
+        d = rng.randint(20, 230)
+        if d not in _used_domains:
+            _used_domains.add(d)
+            return d
+
+
+@pytest.fixture
+def peers():
+    """Start peers with ``peers(role, args, domain)``; all are killed at teardown."""
+    started: list[Peer] = []
+
+    def start(role: str, args: dict[str, Any], domain: int) -> Peer:
+        p = Peer(role, args, domain)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        p.kill()
+
+
+def netns_available() -> bool:
+    """Can we make a private network namespace with a multicast-capable loopback?"""
+    try:
+        r = subprocess.run(
+            ["unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo multicast on"],
+            capture_output=True,
+            timeout=10,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0

@@ -1,0 +1,314 @@
+"""Real DDS traffic between processes: our client against itself and plain cyclonedds."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rosbags.typesys import Stores, get_typestore
+
+from hprm_bridge.wire import (
+    QOS_LATCHED,
+    MalformedSampleError,
+    Node,
+    QoSProfile,
+    TypeRegistry,
+    UnknownTypeError,
+)
+
+_spec = importlib.util.spec_from_file_location(
+    "hprm_bridge_test_peer", Path(__file__).with_name("peer.py")
+)
+peer = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(peer)
+make_message, summarize = peer.make_message, peer.summarize
+
+
+def _pad4(raw: bytes) -> bytes:
+    return raw + bytes(-len(raw) % 4)
+
+
+def test_byte_for_byte_equal_to_rosbags(domain, peers):
+    """What our publisher puts on the wire is rosbags' CDR of the same message."""
+    reader_s = peers(
+        "plain_sub",
+        {"type": "std_msgs/msg/String", "dds_topic": "rt/ns/chatter", "count": 3},
+        domain,
+    )
+    reader_i = peers(
+        "plain_sub",
+        {"type": "sensor_msgs/msg/Image", "dds_topic": "rt/ns/image", "count": 2},
+        domain,
+    )
+    assert reader_s.wait_event("ready")["type_name"] == "std_msgs::msg::dds_::String_"
+    reader_i.wait_event("ready")
+    pub_s = peers(
+        "publish",
+        {
+            "type": "std_msgs/msg/String",
+            "topic": "chatter",
+            "namespace": "/ns",
+            "kind": "string",
+            "count": 3,
+        },
+        domain,
+    )
+    pub_i = peers(
+        "publish",
+        {"type": "sensor_msgs/msg/Image", "topic": "/ns/image", "kind": "image:1001", "count": 2},
+        domain,
+    )
+    strings, images = reader_s.result()["samples"], reader_i.result()["samples"]
+    pub_s.result(), pub_i.result()
+
+    store = get_typestore(Stores.ROS2_HUMBLE)  # independent of our registry
+    types = TypeRegistry(use_ament_prefix_path=False)
+    assert len(strings) == 3 and len(images) == 2
+    for i, sample in enumerate(strings):
+        want = bytes(store.serialize_cdr(make_message(types, "string", i), "std_msgs/msg/String"))
+        assert want[:4] == b"\x00\x01\x00\x00"  # XCDR1 little endian
+        assert bytes.fromhex(sample["raw"]) == _pad4(want)
+        assert sample["data"] == f"hello {i} \u00e9\u4e16"  # decoded by cyclonedds' own codec
+    for i, sample in enumerate(images):
+        want = bytes(
+            store.serialize_cdr(make_message(types, "image:1001", i), "sensor_msgs/msg/Image")
+        )
+        assert bytes.fromhex(sample["raw"]) == _pad4(want)
+
+
+def test_plain_cyclonedds_writer_to_our_subscription(domain, peers):
+    with Node("listener", domain_id=domain, localhost_only=True) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/chatter")
+        writer = peers(
+            "plain_pub", {"dds_topic": "rt/chatter", "texts": ["a", "b\u00fc", ""]}, domain
+        )
+        got = [sub.take(timeout_sec=10) for _ in range(3)]
+        writer.result()
+    assert [m.data for m in got] == ["a", "b\u00fc", ""]
+
+
+def test_incompatible_qos_is_logged_and_nothing_flows(domain, peers, caplog):
+    caplog.set_level(logging.WARNING, logger="hprm_bridge.wire")
+    with Node("strict", domain_id=domain, localhost_only=True) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/q", qos=QoSProfile(depth=5))
+        pub = peers(
+            "publish",
+            {
+                "type": "std_msgs/msg/String",
+                "topic": "/q",
+                "kind": "string",
+                "qos": "sensor_data",
+                "count": 10,
+                "wait_subs": 0,
+                "period": 0.1,
+            },
+            domain,
+        )
+        deadline = time.monotonic() + 10
+        while sub.incompatible_qos_count == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert sub.take(timeout_sec=1.5) is None
+        res = pub.result()
+        assert sub.incompatible_qos_count >= 1
+        assert sub.last_incompatible_policy == "RELIABILITY_QOS_POLICY"
+    assert res["incompatible"] >= 1 and res["policy"] == "RELIABILITY_QOS_POLICY"
+    text = caplog.text
+    assert "New publisher discovered on topic '/q', offering incompatible QoS" in text
+    assert "Last incompatible policy: RELIABILITY_QOS_POLICY" in text
+
+
+def test_compatible_qos_mix_delivers(domain, peers):
+    """Reliable publisher -> best-effort subscription is allowed by ROS 2's rules."""
+    with Node("lax", domain_id=domain, localhost_only=True) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/q", qos="sensor_data")
+        pub = peers(
+            "publish",
+            {"type": "std_msgs/msg/String", "topic": "/q", "kind": "string", "count": 3},
+            domain,
+        )
+        got = [sub.take(timeout_sec=10) for _ in range(3)]
+        pub.result()
+    assert [m.data for m in got if m is not None] == [f"hello {i} \u00e9\u4e16" for i in range(3)]
+    assert sub.incompatible_qos_count == 0
+
+
+def test_volatile_publisher_vs_transient_local_subscription(domain, peers):
+    with Node("durable", domain_id=domain, localhost_only=True) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/d", qos=QOS_LATCHED)
+        pub = peers(
+            "publish",
+            {
+                "type": "std_msgs/msg/String",
+                "topic": "/d",
+                "kind": "string",
+                "count": 5,
+                "wait_subs": 0,
+                "period": 0.2,
+            },
+            domain,
+        )
+        pub.result()
+        assert sub.take(timeout_sec=0.5) is None
+    assert sub.last_incompatible_policy == "DURABILITY_QOS_POLICY"
+
+
+def test_latched_late_joiner_gets_last_sample_only(domain, peers):
+    pub = peers(
+        "publish",
+        {
+            "type": "std_msgs/msg/String",
+            "topic": "/latched",
+            "kind": "string",
+            "qos": "latched",
+            "count": 3,
+            "wait_subs": 0,
+            "period": 0.01,
+            "linger": 6,
+        },
+        domain,
+    )
+    pub.wait_event("ready")
+    time.sleep(1.0)  # published before any subscriber exists
+    # A volatile late joiner in another process gets nothing. (Inside one process,
+    # libddsc shares the remote writer between local readers, so a volatile reader
+    # next to a transient-local one would see the replayed history too.)
+    volatile = peers(
+        "subscribe",
+        {"type": "std_msgs/msg/String", "topic": "/latched", "count": 1, "duration": 2.5},
+        domain,
+    )
+    with Node("late", domain_id=domain, localhost_only=True) as node:
+        latched = node.create_subscription("std_msgs/msg/String", "/latched", qos=QOS_LATCHED)
+        first = latched.take(timeout_sec=5)
+        assert first is not None and first.data.startswith("hello 2 ")
+        assert latched.take(timeout_sec=0.5) is None
+    assert volatile.result()["messages"] == []
+    pub.kill()
+
+
+def test_domain_isolation(domain, peers):
+    other = (domain + 101) % 232
+    with (
+        Node("here", domain_id=domain, localhost_only=True) as same,
+        Node("elsewhere", domain_id=other, localhost_only=True) as far,
+    ):
+        near_sub = same.create_subscription("std_msgs/msg/String", "/iso")
+        far_sub = far.create_subscription("std_msgs/msg/String", "/iso")
+        pub = peers(
+            "publish",
+            {"type": "std_msgs/msg/String", "topic": "/iso", "kind": "string", "count": 3},
+            domain,
+        )
+        got = [near_sub.take(timeout_sec=10) for _ in range(3)]
+        pub.result()
+        assert all(m is not None for m in got)
+        assert far_sub.take(timeout_sec=0.2) is None
+        assert far_sub.get_publisher_count() == 0
+
+
+def _large(domain, peers, nbytes: int, count: int) -> None:
+    types = TypeRegistry(use_ament_prefix_path=False)
+    with Node("big_listener", domain_id=domain, localhost_only=True, types=types) as node:
+        sub = node.create_subscription("sensor_msgs/msg/Image", "/camera/image_raw")
+        pub = peers(
+            "publish",
+            {
+                "type": "sensor_msgs/msg/Image",
+                "topic": "/camera/image_raw",
+                "kind": f"image:{nbytes}",
+                "count": count,
+                "period": 0.0,
+            },
+            domain,
+        )
+        got = []
+        t0 = time.monotonic()
+        while len(got) < count and time.monotonic() - t0 < 60:
+            m = sub.take(timeout_sec=1)
+            if m is not None:
+                got.append(m)
+        pub.result()
+    assert len(got) == count, f"{len(got)}/{count} images of {nbytes} bytes arrived"
+    for i, m in enumerate(got):
+        want = make_message(types, f"image:{nbytes}", i)
+        assert m.width == want.width and m.header.stamp.sec == 1000 + i
+        assert m.data.size == want.data.size
+        assert (
+            hashlib.sha256(m.data.tobytes()).digest()
+            == hashlib.sha256(want.data.tobytes()).digest()
+        )
+
+
+def test_10mb_images_delivered(domain, peers):
+    _large(domain, peers, 10_000_000, 3)
+
+
+@pytest.mark.slow
+def test_50mb_images_delivered(domain, peers):
+    _large(domain, peers, 50_000_000, 2)
+
+
+def test_malformed_sample_dropped_and_counted(domain, peers, caplog):
+    caplog.set_level(logging.WARNING, logger="hprm_bridge.wire")
+    types = TypeRegistry(use_ament_prefix_path=False)
+    good = bytes(types.encode(types.new("std_msgs/msg/String", data="ok"), "std_msgs/msg/String"))
+    # valid CDR framing (length, NUL) that is not a ROS string: invalid UTF-8
+    bad_utf8 = b"\x00\x01\x00\x00" + (3).to_bytes(4, "little") + b"\xff\xfe\x00"
+    # garbage past the end of the message: not an encoding of std_msgs/String
+    trailing = good + bytes(8)
+    truncated = good[:6]  # cut inside the length field: libddsc refuses to send it
+    with Node("victim", domain_id=domain, localhost_only=True, types=types) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/m")
+        pub = peers(
+            "raw_pub",
+            {
+                "type": "std_msgs/msg/String",
+                "dds_topic": "rt/m",
+                "samples": [
+                    good.hex(),
+                    bad_utf8.hex(),
+                    trailing.hex(),
+                    truncated.hex(),
+                    good.hex(),
+                ],
+            },
+            domain,
+        )
+        got = [sub.take(timeout_sec=10) for _ in range(2)]
+        rcs = pub.result()["rcs"]
+        assert sub.take(timeout_sec=0.3) is None
+    assert [m.data for m in got] == ["ok", "ok"]
+    assert sub.malformed_count == 2
+    assert rcs[3] < 0 and all(rc == 0 for i, rc in enumerate(rcs) if i != 3)
+    assert "dropped malformed sample on '/m'" in caplog.text
+    with pytest.raises(MalformedSampleError):
+        types.decode(bad_utf8, "std_msgs/msg/String")
+
+
+def test_unknown_type_is_an_error(domain):
+    with Node("t", domain_id=domain, localhost_only=True) as node:
+        with pytest.raises(UnknownTypeError, match="nope_msgs/msg/Nope"):
+            node.create_publisher("nope_msgs/msg/Nope", "/x")
+        with pytest.raises(UnknownTypeError):
+            node.create_subscription("not a type", "/x")
+
+
+def test_raw_subscription_and_serialized_publish(domain):
+    """publish_serialized/raw=True move CDR untouched, in one process too."""
+    types = TypeRegistry(use_ament_prefix_path=False)
+    msg = make_message(types, "image:3000", 7)
+    raw = bytes(types.encode(msg, "sensor_msgs/msg/Image"))
+    with Node("a", domain_id=domain, localhost_only=True, types=types) as node:
+        sub = node.create_subscription("sensor_msgs/msg/Image", "/r", raw=True)
+        pub = node.create_publisher("sensor_msgs/msg/Image", "/r")
+        assert pub.wait_for_subscriptions(1, 10)
+        pub.publish_serialized(raw)
+        got = sub.take(timeout_sec=10)
+    assert got is not None and bytes(got)[: len(raw)] == raw
+    assert summarize(types.decode(got, "sensor_msgs/msg/Image")) == summarize(msg)
+    assert np.array_equal(types.decode(got, "sensor_msgs/msg/Image").data, msg.data)
