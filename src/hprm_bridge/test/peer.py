@@ -312,5 +312,92 @@ def role_dora_sub(a: dict[str, Any]) -> None:
     emit(event="done", messages=out)
 
 
+def role_discovery_reader(a: dict[str, Any]) -> None:
+    """What a ROS 2 tool sees: ros_discovery_info (decoded with rosbags) + DDS builtin topics."""
+    from cyclonedds._clayer import ddspy_take
+    from cyclonedds.builtin import (
+        BuiltinDataReader,
+        BuiltinTopicDcpsParticipant,
+        BuiltinTopicDcpsPublication,
+        BuiltinTopicDcpsSubscription,
+    )
+    from cyclonedds.core import InstanceState, SampleState, ViewState
+    from cyclonedds.pub import DataWriter  # noqa: F401 - keeps import order stable
+    from cyclonedds.qos import Policy, Qos
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    from rosbags.typesys import Stores, get_typestore
+
+    from hprm_bridge.wire import default_registry
+
+    store = get_typestore(Stores.ROS2_HUMBLE)
+    _dom, dp = _plain_participant(a["domain"])
+    topic = Topic(
+        dp,
+        "ros_discovery_info",
+        default_registry().idl_struct("rmw_dds_common/msg/ParticipantEntitiesInfo"),
+    )
+    reader = DataReader(
+        dp,
+        topic,
+        Qos(
+            Policy.Reliability.Reliable(10**9),
+            Policy.History.KeepAll,
+            Policy.Durability.TransientLocal,
+        ),
+    )
+    emit(event="ready", type_name=topic.typename)
+    mask = SampleState.Any | ViewState.Any | InstanceState.Any
+    infos: dict[str, Any] = {}
+    deadline = time.monotonic() + a.get("duration", 10)
+    while time.monotonic() < deadline:
+        for data, info in ddspy_take(reader._ref, mask, 16):
+            if not info.valid_data:
+                continue
+            msg = store.deserialize_cdr(data, "rmw_dds_common/msg/ParticipantEntitiesInfo")
+            infos[bytes(msg.gid.data).hex()] = [
+                {
+                    "namespace": n.node_namespace,
+                    "name": n.node_name,
+                    "readers": [bytes(g.data).hex() for g in n.reader_gid_seq],
+                    "writers": [bytes(g.data).hex() for g in n.writer_gid_seq],
+                }
+                for n in msg.node_entities_info_seq
+            ]
+        if any(
+            n["name"] == a["node"] and len(n["readers"]) + len(n["writers"]) >= a["endpoints"]
+            for nodes in infos.values()
+            for n in nodes
+        ):
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+
+    def endpoints(builtin: Any) -> list[dict[str, Any]]:
+        r = BuiltinDataReader(dp, builtin)
+        return [
+            {
+                "key": e.key.hex,
+                "participant": e.participant_key.hex,
+                "topic": e.topic_name,
+                "type": e.type_name,
+            }
+            for e in r.take(N=256)
+            if e.topic_name.startswith("rt/")
+        ]
+
+    parts = BuiltinDataReader(dp, BuiltinTopicDcpsParticipant).take(N=256)
+    emit(
+        event="done",
+        infos=infos,
+        publications=endpoints(BuiltinTopicDcpsPublication),
+        subscriptions=endpoints(BuiltinTopicDcpsSubscription),
+        participants={
+            p.key.hex: (p.qos[Policy.Userdata].data.decode() if Policy.Userdata in p.qos else None)
+            for p in parts
+        },
+    )
+
+
 if __name__ == "__main__":
     globals()[f"role_{sys.argv[1]}"](json.loads(sys.argv[2]))
