@@ -38,7 +38,8 @@ def test_ament_prefix_path_discovery(tmp_path, monkeypatch):
         share,
         "hprm_test_msgs",
         {
-            "Tagged": "# a tag and an image\nint64 time_ns\nuint32 microstep\nhprm_test_msgs/Ref ref\n"
+            "Tagged": "# a tag and an image\nint64 time_ns\nuint32 microstep\n"
+            "hprm_test_msgs/Ref ref\n"
             "sensor_msgs/Image image\nfloat32[3] xyz\nstring<=8 short\nint32 LIMIT=5\n",
             "Ref": "uint64 arena\nuint64 offset\nuint64[<=4] extra\n",
         },
@@ -49,7 +50,8 @@ def test_ament_prefix_path_discovery(tmp_path, monkeypatch):
     msg = types.new("hprm_test_msgs/msg/Tagged", time_ns=-5, short="abc")
     assert msg.xyz.dtype == np.float32 and msg.xyz.shape == (3,)
     msg.ref.extra = np.array([1, 2], dtype=np.uint64)
-    back = types.decode(types.encode(msg, "hprm_test_msgs/msg/Tagged"), "hprm_test_msgs/msg/Tagged")
+    name = "hprm_test_msgs/msg/Tagged"
+    back = types.decode(types.encode(msg, name), name)
     assert back.time_ns == -5 and back.short == "abc" and list(back.ref.extra) == [1, 2]
     assert types.idl_struct("hprm_test_msgs/msg/Tagged").__idl_typename__ == (
         "hprm_test_msgs::msg::dds_::Tagged_"
@@ -71,7 +73,7 @@ def test_unknown_type_and_missing_dependency(tmp_path):
     types = TypeRegistry([tmp_path], use_ament_prefix_path=False)
     with pytest.raises(UnknownTypeError, match="nope/msg/Nope"):
         types.resolve("nope/msg/Nope")
-    with pytest.raises(UnknownTypeError, match="pkg_missing/msg/Gone.*needed by pkg_d/msg/D"):
+    with pytest.raises(UnknownTypeError, match=r"pkg_missing/msg/Gone.*needed by pkg_d/msg/D"):
         types.resolve("pkg_d/msg/D")
     with pytest.raises(UnknownTypeError):
         types.resolve("///")
