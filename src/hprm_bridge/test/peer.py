@@ -273,16 +273,17 @@ def role_dora_pub(a: dict[str, Any]) -> None:
         if a["type"] == "std_msgs/msg/String":
             value = {"data": msg.data}
         else:
+            stamp = {
+                "sec": np.int32(msg.header.stamp.sec),
+                "nanosec": np.uint32(msg.header.stamp.nanosec),
+            }
             value = {
-                "header": {
-                    "stamp": {"sec": msg.header.stamp.sec, "nanosec": msg.header.stamp.nanosec},
-                    "frame_id": msg.header.frame_id,
-                },
-                "height": msg.height,
-                "width": msg.width,
+                "header": {"stamp": stamp, "frame_id": msg.header.frame_id},
+                "height": np.uint32(msg.height),
+                "width": np.uint32(msg.width),
                 "encoding": msg.encoding,
-                "is_bigendian": msg.is_bigendian,
-                "step": msg.step,
+                "is_bigendian": np.uint8(msg.is_bigendian),
+                "step": np.uint32(msg.step),
                 "data": msg.data,
             }
         pub.publish(pa.array([value]))
