@@ -6,6 +6,8 @@ Examples::
     hprm graph examples/bank.py --format dot
     hprm bench reactions --quick --json out.json
     hprm bench                      # lists the installed benchmarks
+    hprm federate prog.py camera --rti tcp:10.0.0.2:15045 --federation ID
+    hprm rti --address tcp:0.0.0.0:15045 --federates 3 --federation ID
 """
 
 from __future__ import annotations
@@ -44,6 +46,49 @@ def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
+    from hprm_core import rti
+
+    return rti.main(rest)
+
+
+def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
+    import os
+
+    from hprm_core.errors import ReactionError
+    from hprm_core.federation import FederationError, run_federate
+
+    if rest:
+        raise SystemExit(f"hprm federate: unexpected arguments {rest}")
+    if args.secret_file:
+        secret = open(args.secret_file, encoding="utf-8").read().strip()
+    else:
+        secret = os.environ.get("HPRM_SECRET", "")
+    if not secret:
+        raise SystemExit(
+            "hprm federate: give the federation secret in HPRM_SECRET or --secret-file"
+        )
+    log = logging.getLogger("hprm")
+    try:
+        return run_federate(
+            args.program,
+            args.name,
+            rti=args.rti,
+            secret=secret.encode(),
+            federation=args.federation,
+            fast=True if args.fast else None,
+            timeout=args.timeout,
+            trace=args.trace,
+            listen_dir=args.listen_dir,
+        )
+    except ReactionError as exc:
+        log.error("federate %s stopped after a reaction failed: %s", args.name, exc)
+        return 1
+    except FederationError as exc:
+        log.error("federate %s stopped: %s", args.name, exc)
+        return 3
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hprm", description="HPRM deterministic reactor runtime")
     sub = p.add_subparsers(dest="command", required=True)
@@ -59,6 +104,21 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("program", help="Python file defining a @main reactor")
     g.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
     g.set_defaults(func=_cmd_graph)
+
+    f = sub.add_parser("federate", help="run one federate of a federated program")
+    f.add_argument("program", help="Python file defining a @main(federated=True) reactor")
+    f.add_argument("name", help="the federate (top-level reactor) to run")
+    f.add_argument("--rti", required=True, help="RTI address: unix:/path or tcp:host:port")
+    f.add_argument("--federation", required=True, help="federation id (the RTI's)")
+    f.add_argument("--secret-file", help="file holding the shared secret (else $HPRM_SECRET)")
+    f.add_argument("--listen-dir", help="private directory for peer sockets (decentralized)")
+    f.add_argument("--fast", action="store_true")
+    f.add_argument("--timeout")
+    f.add_argument("--trace", metavar="PATH")
+    f.set_defaults(func=_cmd_federate)
+
+    rt = sub.add_parser("rti", help="run the RTI of a federation", add_help=False)
+    rt.set_defaults(func=_cmd_rti)
 
     b = sub.add_parser("bench", help="run a benchmark (no NAME: list them)", add_help=False)
     b.add_argument("name", nargs="?", help="benchmark name")

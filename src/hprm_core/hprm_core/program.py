@@ -31,7 +31,8 @@ from hprm_core.errors import HprmError, ReactionError
 from hprm_core.reactor import Reactor
 from hprm_core.tag import Duration
 
-_OPTIONS = ("fast", "timeout", "keepalive", "on_error")
+_OPTIONS = ("fast", "timeout", "keepalive", "on_error", "federated", "coordination", "stp_offset")
+_FEDERATION_OPTIONS = ("federated", "coordination", "stp_offset")
 log = logging.getLogger("hprm")
 
 
@@ -128,6 +129,12 @@ def run_file(
     try:
         cls = main_class(path)
         opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
+        if opts.get("federated"):
+            from hprm_core.launcher import launch
+
+            return launch(path, fast=fast, timeout=timeout, trace=trace)
+        for k in _FEDERATION_OPTIONS:
+            opts.pop(k, None)
         if fast is not None:
             opts["fast"] = fast
         if timeout is not None:

@@ -176,6 +176,12 @@ class Scheduler:
             self._inbox.append((trigger, -1, (tag, value)))
             self._wake.notify()
 
+    def wake(self) -> None:
+        """Make the scheduler re-check its state (coordinator state changed)."""
+        with self._wake:
+            self._inbox.append((None, 0, None))
+            self._wake.notify_all()
+
     def physical_time(self) -> int:
         """The (federation-synchronized) physical clock, in ns."""
         return time.time_ns() + self.clock_offset
@@ -204,6 +210,8 @@ class Scheduler:
         inbox = self._inbox
         while inbox:
             trigger, t, value = inbox.popleft()
+            if trigger is None:  # wake-up only
+                continue
             if trigger is _STOP:
                 self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
                 continue
@@ -291,7 +299,7 @@ class Scheduler:
                 if self.keepalive:
                     self._wait_for_inbox(None)
                 else:  # nothing can ever happen again: shut down at the next microstep
-                    self._stop_at(coordinator.stop_requested(self, self.tag.delay(0)))
+                    self._stop_at(self.tag.delay(0))
                 continue
             if not self.fast and not self._wait_until(nxt.time):
                 continue  # woken by a new event: choose the tag again

@@ -1,0 +1,653 @@
+"""Federated execution: each top-level reactor runs as its own OS process.
+
+A federated program is an ordinary program whose ``@main`` says
+``federated=True``: every reactor (or bank member) at the top level becomes a
+*federate*, typically one per ported ROS 2 node, and the top-level connections
+between them become network connections. Every process imports the same
+program file and builds the same tree, so they all agree on federate ids and
+port ids without exchanging them.
+
+Coordination (one setting per program, ``coordination=``):
+
+- ``"centralized"`` (default): messages go through the RTI, which grants tag
+  advances (NET / LTC / TAG / PTAG, as in reactor-c). A federate never
+  processes tag g before every message with tag <= g has reached it, so the
+  whole federation has one global tag order. A federate with no upstream
+  federates never waits for grants. Zero-delay cycles across federates use
+  provisional grants (PTAG): the federate processes g but, before running a
+  reaction that reads a network input, waits until that input is known
+  present or absent (upstream federates on such connections send ABSENT).
+- ``"decentralized"``: messages go peer to peer; the RTI only starts and stops
+  the federation. A federate with network inputs processes tag g once physical
+  time >= g.time + ``stp_offset``; a message whose tag has already passed is
+  *tardy*: it is delivered at the next microstep and the reaction's
+  ``stp_violation`` handler runs instead of the reaction (never silently
+  reordered).
+
+Example::
+
+    @main(federated=True, coordination="decentralized", stp_offset="5 ms")
+    class Robot(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.sensor = Sensor()          # each of these is a process
+            self.planner = Planner()
+            self.connect(self.sensor.out, self.planner.inp)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import pickle
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hprm_core import transport
+from hprm_core.environment import Environment, _reaction_specs
+from hprm_core.errors import AssemblyError, HprmError
+from hprm_core.reactor import Port, Reactor
+from hprm_core.scheduler import Scheduler
+from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration
+from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
+
+log = logging.getLogger("hprm.federation")
+
+COORDINATIONS = ("centralized", "decentralized")
+
+
+class FederationError(HprmError):
+    """Another federate failed, the RTI went away, or the handshake failed."""
+
+
+def delayed(tag: Tag, delay: int | None) -> Tag:
+    """The tag a message sent at ``tag`` carries over a connection with ``delay``."""
+    return tag if delay is None else tag.delay(delay)
+
+
+@dataclass
+class NetConnection:
+    """One top-level connection between federates; its index is its port id."""
+
+    id: int
+    src: Port
+    dst: Port
+    delay: int | None
+    src_fed: int
+    dst_fed: int
+    needs_absent: bool = False  # destination may be granted provisional tags
+
+
+@dataclass
+class FederateInfo:
+    id: int
+    name: str
+    reactor: Reactor
+    upstream: list[tuple[int, int | None]] = field(default_factory=list)
+    downstream: list[int] = field(default_factory=list)
+    in_zero_delay_cycle: bool = False
+
+
+class FederatedProgram:
+    """The federation's static structure, derived identically in every process."""
+
+    def __init__(self, main: Reactor, coordination: str = "centralized") -> None:
+        if coordination not in COORDINATIONS:
+            raise AssemblyError(
+                f"coordination must be one of {COORDINATIONS}, got {coordination!r}"
+            )
+        self.coordination = coordination
+        self.main = main
+        if _reaction_specs(type(main)):
+            raise AssemblyError(
+                f"{main.fqn}: the main reactor of a federated program cannot have reactions; "
+                "move them into a federate"
+            )
+        own = [e for e in main._elements if e.name not in ("startup", "shutdown")]
+        if own:
+            raise AssemblyError(
+                f"{main.fqn}: the main reactor of a federated program cannot own "
+                f"{', '.join(e.fqn for e in own)}; move them into a federate"
+            )
+        if not main._children:
+            raise AssemblyError(f"{main.fqn}: a federated program needs at least one federate")
+        self.federates = [
+            FederateInfo(i, child.name or f"fed{i}", child)
+            for i, child in enumerate(main._children)
+        ]
+        self.by_name = {f.name: f for f in self.federates}
+        owner = {id(f.reactor): f.id for f in self.federates}
+        self.connections: list[NetConnection] = []
+        for src, dst, delay in main._connections:
+            sf, df = owner.get(id(src.container)), owner.get(id(dst.container))
+            if sf is None or df is None:
+                raise AssemblyError(
+                    f"connection {src.fqn} -> {dst.fqn}: top-level connections of a federated "
+                    "program must join ports of top-level federates"
+                )
+            self.connections.append(NetConnection(len(self.connections), src, dst, delay, sf, df))
+        for c in self.connections:
+            up = self.federates[c.dst_fed].upstream
+            up.append((c.src_fed, c.delay))
+            if c.dst_fed not in self.federates[c.src_fed].downstream:
+                self.federates[c.src_fed].downstream.append(c.dst_fed)
+        cyclic = self._zero_delay_cycle_members()
+        for f in self.federates:
+            f.in_zero_delay_cycle = f.id in cyclic
+        for c in self.connections:
+            c.needs_absent = c.dst_fed in cyclic
+
+    def _zero_delay_cycle_members(self) -> set[int]:
+        """Federates on a cycle of connections without `after` delays."""
+        succ: dict[int, set[int]] = {f.id: set() for f in self.federates}
+        for c in self.connections:
+            if c.delay is None:
+                succ[c.src_fed].add(c.dst_fed)
+
+        def reaches(a: int, b: int) -> bool:
+            seen, stack = set(), [a]
+            while stack:
+                x = stack.pop()
+                for y in succ[x]:
+                    if y == b:
+                        return True
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            return False
+
+        return {f.id for f in self.federates if reaches(f.id, f.id)}
+
+    def describe(self) -> dict[str, Any]:
+        """The part of the structure the RTI needs (it never imports the program)."""
+        return {
+            "coordination": self.coordination,
+            "federates": [
+                {
+                    "id": f.id,
+                    "name": f.name,
+                    "upstream": f.upstream,
+                    "cycle": f.in_zero_delay_cycle,
+                }
+                for f in self.federates
+            ],
+        }
+
+
+class FederateCoordinator:
+    """The scheduler's :class:`~hprm_core.scheduler.Coordinator` inside one federate."""
+
+    def __init__(
+        self,
+        program: FederatedProgram,
+        me: FederateInfo,
+        *,
+        rti: str,
+        secret: bytes,
+        federation: str,
+        stp_offset: int = 0,
+        listen_dir: str | None = None,
+    ) -> None:
+        self.program = program
+        self.me = me
+        self.rti_address = rti
+        self.secret = secret
+        self.federation = federation
+        self.stp = stp_offset
+        self.listen_dir = listen_dir
+        self.centralized = program.coordination == "centralized"
+        self.sched: Scheduler | None = None
+        self.rti: Connection | None = None
+        self.granted: Tag = NEVER  # TAG: everything <= granted is known
+        self.provisional: Tag = NEVER  # PTAG
+        self.committed: Tag = NEVER  # the tag last approved for processing
+        self.last_net: Tag | None = None
+        self.stop_pending: Tag | None = None  # replied to a stop request, not yet granted
+        self.failure: str | None = None
+        self.in_ports: dict[int, NetConnection] = {}
+        self.out_conns: list[NetConnection] = []
+        self.absent_tags: dict[int, Tag] = {}  # port id -> latest tag known absent
+        self.peers: dict[int, Connection] = {}  # decentralized: downstream federate -> conn
+        self.upstream_feds = {k for k, _ in me.upstream}
+        self.upstream_done: set[int] = set()
+        self._threads: list[threading.Thread] = []
+        self._listener: socket.socket | None = None
+        self._needs_absent_out: list[NetConnection] = []
+        self.resigned = False
+        for c in program.connections:
+            if c.dst_fed == me.id:
+                self.in_ports[c.id] = c
+            if c.src_fed == me.id:
+                self.out_conns.append(c)
+                if c.needs_absent:
+                    self._needs_absent_out.append(c)
+
+    # -- wiring ---------------------------------------------------------------------
+
+    def wire(self, env: Environment) -> None:
+        """Attach senders to network outputs; record readers of network inputs."""
+        by_port: dict[Port, list[NetConnection]] = {}
+        for c in self.out_conns:
+            by_port.setdefault(c.src, []).append(c)
+        for port, conns in by_port.items():
+            port._listeners = (*port._listeners, self._sender(conns))
+        self._gate_template: list[tuple[int, Port]] = []
+        for c in self.in_ports.values():
+            if c.needs_absent:
+                readers = [r.index for r in env.reactions if c.dst in r.readable]
+                self._gate_template.append((min(readers, default=len(env.reactions)), c.dst))
+        self._gate_template.sort(key=lambda x: x[0])
+        self._writers: dict[int, int] = {}  # port id -> highest index of a reaction writing it
+        for c in self._needs_absent_out:
+            idx = [
+                r.index
+                for r in env.reactions
+                for e in r.effect_list
+                if c.src in getattr(e, "_fanout", ())
+            ]
+            self._writers[c.id] = max(idx, default=-1)
+        self._sent_step: dict[int, int] = {}
+
+    def _sender(self, conns: list[NetConnection]) -> Callable[[Port, Any], None]:
+        def send(port: Port, value: Any) -> None:
+            sched = self.sched
+            assert sched is not None
+            payload = pickle.dumps(value, protocol=5)
+            for c in conns:
+                t = delayed(sched.tag, c.delay)
+                head = ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id)
+                conn = self.rti if self.centralized else self.peers.get(c.dst_fed)
+                if conn is None:
+                    raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
+                conn.send(Frame.MESSAGE, head, payload)
+                if c.needs_absent:
+                    self._sent_step[c.id] = sched.step
+
+        return send
+
+    # -- Coordinator protocol ----------------------------------------------------------
+
+    def start_time(self, physical_now: int) -> int:
+        if self.sched is None:
+            raise FederationError("coordinator used before attach()")
+        hello = {
+            "federation": self.federation,
+            "federate": self.me.id,
+            "name": self.me.name,
+            "coordination": self.program.coordination,
+            "structure": self.program.describe(),
+            "physical_time": physical_now,
+            "pid": os.getpid(),
+        }
+        listen_address = None
+        if not self.centralized and self.upstream_feds:
+            listen_address = self._listen_for_peers()
+        hello["listen"] = listen_address
+        self.rti, welcome = transport.connect(self.rti_address, self.secret, hello)
+        if self.rti.is_tcp:
+            self._sync_clock()
+        self.rti.send(Frame.READY)
+        kind, payload = self.rti.recv()
+        if kind == Frame.FAILED:
+            raise FederationError(bytes(payload).decode())
+        if kind != Frame.START:
+            raise FederationError(f"RTI sent {kind.name} instead of START")
+        start = json.loads(bytes(payload))
+        self._spawn(self._read_rti, "rti-reader")
+        if not self.centralized:
+            for fid in self.me.downstream:
+                addr = start["peers"][str(fid)]
+                conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
+                self.peers[fid] = conn
+        log.info(
+            "%s joined federation %s (%s), start time %d",
+            self.me.name,
+            self.federation[:8],
+            self.program.coordination,
+            start["start_time"],
+        )
+        return int(start["start_time"])
+
+    def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
+        with sched._wake:
+            while True:
+                if self.failure is not None:
+                    return True  # stop locally; run() raises afterwards
+                if sched._inbox:
+                    return False
+                if self.stop_pending is not None and tag > self.stop_pending:
+                    sched._wake.wait()
+                    continue
+                if self._may_process(sched, tag):
+                    self.committed = tag
+                    if self.provisional == tag and self.granted < tag:
+                        sched.gate[:] = list(self._gate_template)
+                    else:
+                        sched.gate.clear()
+                    return True
+                self._wait(sched, tag)
+
+    def _may_process(self, sched: Scheduler, tag: Tag) -> bool:
+        if self.centralized:
+            if not self.upstream_feds:
+                self._send_net(tag)
+                return True
+            if tag <= self.granted or tag == self.provisional:
+                return True
+            self._send_net(tag)
+            return False
+        if tag >= FOREVER:
+            return self.upstream_done >= self.upstream_feds
+        if not self.upstream_feds:
+            return True
+        return sched.physical_time() >= tag.time + self.stp
+
+    def _wait(self, sched: Scheduler, tag: Tag) -> None:
+        if self.centralized or tag >= FOREVER:
+            sched._wake.wait()
+        else:
+            remaining = tag.time + self.stp - sched.physical_time()
+            sched._wake.wait(max(remaining, 0) / 1e9)
+
+    def _send_net(self, tag: Tag) -> None:
+        if tag != self.last_net and self.rti is not None:
+            self.last_net = tag
+            self.rti.send_tag(Frame.NET, tag.time, tag.microstep)
+
+    def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
+        gate = sched.gate
+        tag = sched.tag
+        self._send_absents(sched, next_index)
+        with sched._wake:
+            while gate and (next_index is None or gate[0][0] <= next_index):
+                self._deliver_current(sched)
+                _, port = gate[0]
+                if self._input_known(sched, port, tag):
+                    gate.pop(0)
+                    continue
+                if self.failure is not None:
+                    gate.clear()
+                    return
+                sched._wake.wait()
+
+    def _input_known(self, sched: Scheduler, port: Port, tag: Tag) -> bool:
+        if port._step == sched.step or self.granted >= tag:
+            return True
+        cid = next(c.id for c in self.in_ports.values() if c.dst is port)
+        return self.absent_tags.get(cid, NEVER) >= tag
+
+    def _deliver_current(self, sched: Scheduler) -> None:
+        """Inside a provisional tag: fire inputs that arrived for it right now."""
+        keep = []
+        while sched._inbox:
+            item = sched._inbox.popleft()
+            trigger, t, value = item
+            if t == -1 and value[0] == sched.tag:
+                trigger._fire(value[1])
+            else:
+                keep.append(item)
+        sched._inbox.extend(keep)
+
+    def _send_absents(self, sched: Scheduler, next_index: int | None) -> None:
+        for c in self._needs_absent_out:
+            if self._sent_step.get(c.id) == sched.step:
+                continue
+            if next_index is not None and self._writers[c.id] >= next_index:
+                continue  # a reaction that may still write it has not run yet
+            self._sent_step[c.id] = sched.step
+            t = delayed(sched.tag, c.delay)
+            assert self.rti is not None
+            self.rti.send(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
+
+    def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
+        if self.failure is not None or self.rti is None:
+            return
+        if self._needs_absent_out:
+            self._send_absents(sched, None)
+        if self.centralized:
+            self.rti.send_tag(Frame.LTC, tag.time, tag.microstep)
+
+    def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
+        if self.failure is None and self.rti is not None:
+            with sched._wake:
+                if self.stop_pending is None:
+                    self.stop_pending = tag
+            self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
+        return FOREVER if self.failure is None else tag  # the RTI's grant decides
+
+    def finish(self, sched: Scheduler) -> None:
+        if self.rti is not None and self.failure is None:
+            self.resigned = True  # before sending: the RTI may close right after
+            for conn in self.peers.values():
+                with contextlib.suppress(OSError):
+                    conn.send(Frame.RESIGN)
+            with contextlib.suppress(OSError):
+                self.rti.send(Frame.RESIGN)
+        self.close()
+
+    def close(self) -> None:
+        for conn in self.peers.values():
+            conn.close()
+        if self.rti is not None:
+            self.rti.close()
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    # -- receiving -----------------------------------------------------------------------
+
+    def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
+        t = threading.Thread(target=target, args=args, name=f"{self.me.name}-{name}", daemon=True)
+        t.start()
+        self._threads.append(t)
+
+    def _fail(self, reason: str) -> None:
+        sched = self.sched
+        assert sched is not None
+        with sched._wake:
+            if self.failure is None:
+                self.failure = reason
+                log.error("%s: %s", self.me.name, reason)
+            sched.request_stop()
+            sched._wake.notify_all()
+
+    def _handle_message(self, kind: Frame, payload: memoryview, source: str) -> None:
+        sched = self.sched
+        assert sched is not None
+        if kind in (Frame.MESSAGE, Frame.ABSENT):
+            t, m, dst, cid = ROUTE.unpack_from(payload)
+            c = self.in_ports.get(cid)
+            if c is None or dst != self.me.id:
+                raise transport.ProtocolError(f"{source} sent a message for unknown port {cid}")
+            if kind == Frame.ABSENT:
+                with sched._wake:
+                    if Tag(t, m) > self.absent_tags.get(cid, NEVER):
+                        self.absent_tags[cid] = Tag(t, m)
+                    sched._wake.notify_all()
+                return
+            value = pickle.loads(payload[ROUTE.size :])
+            # The RTI lowered our NET to this message's tag when forwarding it:
+            # the next NET must be sent even if it repeats the last one.
+            self.last_net = None
+            sched.schedule_network(c.dst, Tag(t, m), value)
+        elif kind in (Frame.TAG, Frame.PTAG):
+            g = Tag(*unpack_tag(payload))
+            with sched._wake:
+                if kind == Frame.TAG and g > self.granted:
+                    self.granted = g
+                elif kind == Frame.PTAG and g > self.provisional:
+                    self.provisional = g
+                sched._wake.notify_all()
+        elif kind == Frame.STOP_REQUEST:
+            proposed = Tag(*unpack_tag(payload))
+            with sched._wake:
+                reply = max(proposed, self.committed.delay(0))
+                if self.stop_pending is None or reply < self.stop_pending:
+                    self.stop_pending = reply
+                reply = self.stop_pending
+            assert self.rti is not None
+            self.rti.send_tag(Frame.STOP_REPLY, reply.time, reply.microstep)
+        elif kind == Frame.STOP_GRANTED:
+            g = Tag(*unpack_tag(payload))
+            with sched._wake:
+                sched.stop_tag = min(sched.stop_tag, g)
+                self.stop_pending = None
+                sched.wake()
+        elif kind == Frame.FAILED:
+            self._fail(bytes(payload).decode())
+        elif kind == Frame.RESIGN:
+            pass
+        else:
+            raise transport.ProtocolError(f"{source} sent unexpected {kind.name}")
+
+    def _read_rti(self) -> None:
+        conn = self.rti
+        assert conn is not None
+        try:
+            while True:
+                kind, payload = conn.recv()
+                self._handle_message(kind, payload, "RTI")
+        except (EOFError, OSError) as exc:
+            if not self.resigned and self.failure is None:
+                self._fail(f"lost the RTI ({exc})")
+        except Exception as exc:
+            self._fail(f"bad frame from the RTI: {exc}")
+
+    def _listen_for_peers(self) -> str:
+        base = self.listen_dir
+        if base and self.rti_address.startswith("unix:"):
+            address = f"unix:{base}/fed-{self.me.id}.sock"
+        else:
+            host = (
+                self.rti_address[4:].rpartition(":")[0]
+                if self.rti_address.startswith("tcp:")
+                else "127.0.0.1"
+            )
+            address = f"tcp:{host}:0"
+        self._listener, actual = transport.listen(address)
+        self._spawn(self._accept_peers, "peer-accept")
+        return actual
+
+    def _accept_peers(self) -> None:
+        listener = self._listener
+        assert listener is not None
+
+        def check(hello: dict[str, Any]) -> str | None:
+            if hello.get("federation") != self.federation:
+                return "wrong federation"
+            if hello.get("federate") not in self.upstream_feds:
+                return f"federate {hello.get('federate')} is not upstream of {self.me.name}"
+            return None
+
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            accepted = transport.authenticate(raw, self.secret, check)
+            if accepted is not None:
+                conn, hello = accepted
+                self._spawn(self._read_peer, f"peer-{hello['federate']}", conn, hello["federate"])
+
+    def _read_peer(self, conn: Connection, fid: int) -> None:
+        sched = self.sched
+        assert sched is not None
+        try:
+            while True:
+                kind, payload = conn.recv()
+                if kind == Frame.RESIGN:
+                    break
+                self._handle_message(kind, payload, f"federate {fid}")
+        except (EOFError, OSError):
+            pass  # the RTI reports a federate that died
+        except Exception as exc:
+            log.error("%s: dropping connection from federate %d: %s", self.me.name, fid, exc)
+        finally:
+            conn.close()
+            with sched._wake:
+                self.upstream_done.add(fid)
+                sched.wake()
+
+    def _sync_clock(self, rounds: int = 8) -> None:
+        """Estimate the RTI clock offset (federate-initiated, min-RTT sample)."""
+        assert self.rti is not None
+        best: tuple[int, int] | None = None
+        for _ in range(rounds):
+            t1 = time.time_ns()
+            self.rti.send(Frame.CLOCK_QUERY, pack_tag(t1, 0))
+            kind, payload = self.rti.recv()
+            t4 = time.time_ns()
+            if kind != Frame.CLOCK_REPLY:
+                raise FederationError(f"RTI answered a clock query with {kind.name}")
+            _, server = CLOCK.unpack_from(payload)
+            rtt = t4 - t1
+            offset = server - (t1 + t4) // 2
+            if best is None or rtt < best[0]:
+                best = (rtt, offset)
+        assert best is not None and self.sched is not None
+        self.sched.clock_offset = best[1]
+        log.info(
+            "%s: clock offset to the RTI %+.3f ms (round trip %.3f ms)",
+            self.me.name,
+            best[1] / 1e6,
+            best[0] / 1e6,
+        )
+
+
+def run_federate(
+    program_path: str,
+    name: str,
+    *,
+    rti: str,
+    secret: bytes,
+    federation: str,
+    fast: bool | None = None,
+    timeout: Duration = None,
+    trace: Any = None,
+    listen_dir: str | None = None,
+) -> int:
+    """Run one federate of a program file; returns a process exit code."""
+    from hprm_core.program import main_class
+
+    cls = main_class(program_path)
+    opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
+    program = FederatedProgram(cls(), opts.get("coordination", "centralized"))
+    if name not in program.by_name:
+        known = ", ".join(program.by_name)
+        raise FederationError(f"{program_path} has no federate {name!r} (federates: {known})")
+    me = program.by_name[name]
+    coordinator = FederateCoordinator(
+        program,
+        me,
+        rti=rti,
+        secret=secret,
+        federation=federation,
+        stp_offset=duration(opts.get("stp_offset", 0)),
+        listen_dir=listen_dir,
+    )
+    if program.coordination == "decentralized" and (fast or opts.get("fast")):
+        raise FederationError("fast mode cannot be used with decentralized coordination")
+    env = Environment(
+        me.reactor,
+        fast=bool(opts.get("fast") if fast is None else fast),
+        timeout=opts.get("timeout") if timeout is None else timeout,
+        keepalive=opts.get("keepalive"),
+        on_error=opts.get("on_error", "stop"),
+        trace=trace,
+        coordinator=coordinator,
+    )
+    coordinator.sched = env.scheduler
+    coordinator.wire(env)
+    try:
+        env.run()
+    finally:
+        coordinator.close()
+    if coordinator.failure is not None:
+        raise FederationError(coordinator.failure)
+    return 0

@@ -1,0 +1,387 @@
+"""The RTI (runtime infrastructure): starts, coordinates and stops a federation.
+
+It never imports the user's program: federates describe the federation's
+structure in their hello (all of them must describe the same one). Its jobs:
+
+- **Startup**: wait for every federate to connect and authenticate, then send
+  each one the common start time (the latest federate clock plus a start
+  delay) and, for decentralized coordination, its peers' addresses.
+- **Tag advance grants** (centralized): from each federate's next event tag
+  (NET) and latest tag complete (LTC), compute for every federate the earliest
+  tag at which a message could still reach it (EIMT), through the connection
+  graph with its ``after`` delays. ``NET < EIMT`` earns a TAG (nothing at or
+  before NET can arrive any more); ``NET == EIMT`` on a zero-delay cycle
+  earns a PTAG (process, but wait for network inputs to be known). Messages
+  are routed through the RTI in centralized mode, and forwarded before any
+  grant that depends on them, on the same socket, so they arrive first.
+- **Stop**: a stop request from any federate is relayed to all; each replies
+  with the earliest tag it can still stop at; the latest of those is granted.
+- **Failure**: a federate whose connection drops without resigning has died:
+  every other federate is told (FAILED, naming it) and stops cleanly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import socket
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from hprm_core import transport
+from hprm_core.tag import FOREVER, NEVER, Tag, duration
+from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
+
+log = logging.getLogger("hprm.rti")
+
+DEFAULT_START_DELAY = duration("250 ms")
+JOIN_TIMEOUT_S = 60.0
+
+
+def _delayed(tag: Tag, delay: int | None) -> Tag:
+    return tag if delay is None else tag.delay(delay)
+
+
+@dataclass
+class _Federate:
+    id: int
+    name: str
+    conn: Connection
+    upstream: list[tuple[int, int | None]]
+    cycle: bool
+    listen: str | None
+    physical_time: int
+    net: Tag = NEVER
+    ltc: Tag = NEVER
+    granted: Tag = NEVER
+    provisional: Tag = NEVER
+    resigned: bool = False
+    failed: bool = False
+    stop_reply: Tag | None = None
+    ready: bool = False
+    downstream: set[int] = field(default_factory=set)
+
+
+class RTI:
+    """One federation's RTI. ``serve()`` returns 0 when every federate resigned
+    cleanly, 1 when one failed."""
+
+    def __init__(
+        self,
+        address: str,
+        *,
+        federates: int,
+        secret: bytes,
+        federation: str,
+        start_delay: int = DEFAULT_START_DELAY,
+    ) -> None:
+        self.expected = federates
+        self.secret = secret
+        self.federation = federation
+        self.start_delay = start_delay
+        self.listener, self.address = transport.listen(address)
+        self.feds: dict[int, _Federate] = {}
+        self.structure: dict[str, Any] | None = None
+        self.lock = threading.RLock()
+        self.all_joined = threading.Event()
+        self.done = threading.Event()
+        self.exit_code = 0
+        self.stop_proposal: Tag | None = None
+        self.coordination = "centralized"
+        self.started = False
+
+    # -- joining ----------------------------------------------------------------------
+
+    def _check_hello(self, hello: dict[str, Any]) -> str | None:
+        if hello.get("federation") != self.federation:
+            return "this RTI serves another federation"
+        fid = hello.get("federate")
+        if not isinstance(fid, int) or not 0 <= fid < self.expected:
+            return f"federate id {fid!r} out of range (federation has {self.expected})"
+        with self.lock:
+            if fid in self.feds:
+                return f"federate {fid} ({hello.get('name')}) is already connected"
+            structure = hello.get("structure")
+            if self.structure is None:
+                if (
+                    not isinstance(structure, dict)
+                    or len(structure.get("federates", ())) != self.expected
+                ):
+                    return "hello describes a different number of federates"
+                self.structure = structure
+                self.coordination = structure.get("coordination", "centralized")
+            elif structure != self.structure:
+                return "hello describes a different federation structure (another program version?)"
+        return None
+
+    def _accept_loop(self) -> None:
+        while not self.done.is_set():
+            try:
+                raw, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._join, args=(raw,), daemon=True).start()
+
+    def _join(self, raw: socket.socket) -> None:
+        accepted = transport.authenticate(raw, self.secret, self._check_hello)
+        if accepted is None:
+            return
+        conn, hello = accepted
+        fid = hello["federate"]
+        assert self.structure is not None
+        desc = self.structure["federates"][fid]
+        with self.lock:
+            if self.all_joined.is_set() or fid in self.feds:
+                conn.send(Frame.REJECT, b"federation already started")
+                conn.close()
+                return
+            fed = _Federate(
+                id=fid,
+                name=desc["name"],
+                conn=conn,
+                upstream=[(k, d) for k, d in desc["upstream"]],
+                cycle=bool(desc["cycle"]),
+                listen=hello.get("listen"),
+                physical_time=int(hello.get("physical_time", time.time_ns())),
+            )
+            self.feds[fid] = fed
+            log.info(
+                "federate %d (%s) joined (%d/%d)", fid, fed.name, len(self.feds), self.expected
+            )
+            if len(self.feds) == self.expected:
+                for f in self.feds.values():
+                    for k, _ in f.upstream:
+                        self.feds[k].downstream.add(f.id)
+                self.all_joined.set()
+                self._maybe_start()
+        self._serve_federate(fed)
+
+    # -- main loop ----------------------------------------------------------------------
+
+    def serve(self) -> int:
+        threading.Thread(target=self._accept_loop, daemon=True).start()
+        if not self.all_joined.wait(JOIN_TIMEOUT_S):
+            log.error(
+                "only %d of %d federates joined within %.0f s",
+                len(self.feds),
+                self.expected,
+                JOIN_TIMEOUT_S,
+            )
+            self._broadcast_failure("not every federate joined in time")
+            self.close()
+            return 1
+        self.done.wait()
+        self.close()
+        return self.exit_code
+
+    def close(self) -> None:
+        self.done.set()
+        try:
+            self.listener.close()
+        except OSError:
+            pass
+        if self.address.startswith("unix:"):
+            try:
+                os.unlink(self.address[5:])
+            except OSError:
+                pass
+        with self.lock:
+            for f in self.feds.values():
+                f.conn.close()
+
+    def _maybe_start(self) -> None:
+        """Once every federate joined and synchronized its clock: send START.
+
+        The start time is on the RTI's clock (federates across hosts have
+        measured their offset to it; on one host all share the system clock), a
+        start delay ahead so every federate receives it before it is due."""
+        if self.started or len(self.feds) < self.expected:
+            return
+        if not all(f.ready for f in self.feds.values()):
+            return
+        self.started = True
+        start = time.time_ns() + self.start_delay
+        peers = {str(f.id): f.listen for f in self.feds.values()}
+        body = json.dumps({"start_time": start, "peers": peers}).encode()
+        for f in self.feds.values():
+            f.net = Tag(start, 0)
+            f.conn.send(Frame.START, body)
+        log.info("federation started (%s coordination)", self.coordination)
+
+    def _serve_federate(self, fed: _Federate) -> None:
+        conn = fed.conn
+        try:
+            while True:
+                kind, payload = conn.recv()
+                if kind == Frame.CLOCK_QUERY:
+                    t1, _ = unpack_tag(payload)
+                    conn.send(Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
+                    continue
+                if kind == Frame.READY:
+                    with self.lock:
+                        fed.ready = True
+                        self._maybe_start()
+                    continue
+                if kind == Frame.RESIGN:
+                    with self.lock:
+                        fed.resigned = True
+                        self._evaluate()
+                        self._check_done()
+                    return
+                self._handle(fed, kind, payload)
+        except (EOFError, OSError, transport.ProtocolError) as exc:
+            with self.lock:
+                if fed.resigned or self.done.is_set():
+                    return
+                fed.failed = True
+                self.exit_code = 1
+                why = (
+                    f"its connection closed without resigning (process died?): {exc}"
+                    if isinstance(exc, EOFError | OSError)
+                    else str(exc)
+                )
+                reason = f"federate {fed.name} (id {fed.id}) failed: {why}"
+                log.error("%s", reason)
+                self._broadcast_failure(reason)
+                self._check_done()
+        finally:
+            if fed.resigned or fed.failed:
+                conn.close()
+
+    def _broadcast_failure(self, reason: str) -> None:
+        for f in list(self.feds.values()):
+            if not (f.resigned or f.failed):
+                try:
+                    f.conn.send(Frame.FAILED, reason.encode())
+                except OSError:
+                    pass
+
+    def _check_done(self) -> None:
+        if self.all_joined.is_set() and all(f.resigned or f.failed for f in self.feds.values()):
+            self.done.set()
+
+    # -- coordination ----------------------------------------------------------------------
+
+    def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
+        with self.lock:
+            if kind == Frame.NET:
+                fed.net = Tag(*unpack_tag(payload))
+                self._evaluate()
+            elif kind == Frame.LTC:
+                t = Tag(*unpack_tag(payload))
+                if t > fed.ltc:
+                    fed.ltc = t
+                self._evaluate()
+            elif kind in (Frame.MESSAGE, Frame.ABSENT):
+                t, m, dst, _cid = ROUTE.unpack_from(payload)
+                target = self.feds.get(dst)
+                if target is None:
+                    raise transport.ProtocolError(f"message for unknown federate {dst}")
+                if not (target.resigned or target.failed):
+                    self._send(target, kind, payload)
+                    if kind == Frame.MESSAGE and Tag(t, m) < target.net:
+                        target.net = Tag(t, m)
+                    self._evaluate()
+            elif kind == Frame.STOP_REQUEST:
+                proposal = Tag(*unpack_tag(payload))
+                if self.stop_proposal is None:
+                    self.stop_proposal = proposal
+                    log.info("stop requested by %s at %s", fed.name, proposal)
+                    for f in self.feds.values():
+                        f.stop_reply = None
+                        if not (f.resigned or f.failed):
+                            self._send(f, Frame.STOP_REQUEST, transport.pack_tag(*proposal))
+                    self._maybe_grant_stop()
+            elif kind == Frame.STOP_REPLY:
+                fed.stop_reply = Tag(*unpack_tag(payload))
+                self._maybe_grant_stop()
+            else:
+                raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
+
+    def _send(self, target: _Federate, kind: Frame, payload: bytes | memoryview) -> None:
+        """Send to a federate; if it is gone, its own reader reports the failure."""
+        try:
+            target.conn.send(kind, payload)
+        except OSError as exc:
+            log.debug("could not send %s to %s: %s", kind.name, target.name, exc)
+
+    def _maybe_grant_stop(self) -> None:
+        if self.stop_proposal is None:
+            return
+        live = [f for f in self.feds.values() if not (f.resigned or f.failed)]
+        if any(f.stop_reply is None for f in live):
+            return
+        stop = max([self.stop_proposal] + [f.stop_reply for f in live if f.stop_reply is not None])
+        log.info("stop granted at %s", stop)
+        for f in live:
+            self._send(f, Frame.STOP_GRANTED, transport.pack_tag(*stop))
+
+    def _earliest_outputs(self) -> dict[int, Tag]:
+        """For each federate, the earliest tag at which it might still send."""
+        eo: dict[int, Tag] = {}
+        for f in self.feds.values():
+            if f.resigned or f.failed:
+                eo[f.id] = FOREVER
+            else:
+                eo[f.id] = max(f.net, f.ltc.delay(0) if f.ltc > NEVER else NEVER)
+        # A federate may also send in response to what it receives: relax along
+        # connections until nothing changes (at most N rounds).
+        for _ in range(len(self.feds)):
+            changed = False
+            for f in self.feds.values():
+                if f.resigned or f.failed:
+                    continue
+                for k, d in f.upstream:
+                    via = _delayed(eo[k], d)
+                    if via < eo[f.id]:
+                        eo[f.id] = via
+                        changed = True
+            if not changed:
+                break
+        return eo
+
+    def _evaluate(self) -> None:
+        if self.coordination != "centralized" or not self.started:
+            return
+        eo = self._earliest_outputs()
+        for f in self.feds.values():
+            if f.resigned or f.failed or not f.upstream:
+                continue
+            g = f.net
+            if g <= f.granted:
+                continue
+            eimt = min((_delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
+            if eimt > g:
+                f.granted = g
+                self._send(f, Frame.TAG, transport.pack_tag(g.time, g.microstep))
+            elif eimt == g and f.cycle and g > f.provisional:
+                f.provisional = g
+                self._send(f, Frame.PTAG, transport.pack_tag(g.time, g.microstep))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="hprm rti", description="Run the RTI of a federation")
+    p.add_argument("--address", required=True, help="unix:/path or tcp:host:port")
+    p.add_argument("--federates", type=int, required=True)
+    p.add_argument("--federation", required=True, help="federation id shared with the federates")
+    p.add_argument("--start-delay", default="250 ms")
+    args = p.parse_args(argv)
+    secret = os.environ.get("HPRM_SECRET")
+    if not secret:
+        print("hprm rti: set HPRM_SECRET to the federation's shared secret", file=sys.stderr)
+        return 2
+    rti = RTI(
+        args.address,
+        federates=args.federates,
+        secret=secret.encode(),
+        federation=args.federation,
+        start_delay=duration(args.start_delay),
+    )
+    log.info("RTI listening on %s for %d federates", rti.address, args.federates)
+    print(f"RTI_ADDRESS {rti.address}", flush=True)
+    return rti.serve()

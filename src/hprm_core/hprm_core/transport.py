@@ -1,0 +1,314 @@
+"""Framed, authenticated, versioned sockets between federates and the RTI.
+
+Unix domain sockets on one host (in a directory only the user can open), TCP
+with ``TCP_NODELAY`` across hosts. Every frame is::
+
+    magic "HP" | version u8 | type u8 | length u32 (little-endian) | payload
+
+The eager protocol: a receiver reads into one pre-allocated 64 KB buffer and
+hands out payloads as views into it, so small frames (control, tags, small
+values, and, with the object store, references to large ones) cost no
+allocation and no handshake. Larger frames are read into a buffer of their own;
+frames beyond ``max_frame`` are refused before anything is allocated. Senders
+use scatter-gather (``sendmsg``) so header and payload are not concatenated.
+
+Authentication: the accepting side sends a random nonce; the connecting side
+answers with ``HMAC-SHA256(secret, nonce + hello)`` and its hello (JSON: who
+it is, which federation). A wrong MAC, another federation, another protocol
+version or a malformed frame is refused with a REJECT frame naming the reason,
+logged, and the connection closed; the listener keeps serving. Only
+authenticated peers are ever handed to code that unpickles their payloads.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import hmac
+import json
+import logging
+import os
+import secrets
+import socket
+import struct
+import threading
+from typing import Any
+
+from hprm_core.errors import HprmError
+
+log = logging.getLogger("hprm.transport")
+
+PROTOCOL_VERSION = 1
+MAGIC = b"HP"
+HEADER = struct.Struct("<2sBBI")
+EAGER_BUFFER = 64 * 1024
+DEFAULT_MAX_FRAME = 1 << 30
+HANDSHAKE_TIMEOUT_S = 5.0
+TAG = struct.Struct("<qI")  # a tag on the wire: int64 time, uint32 microstep
+
+
+class Frame(enum.IntEnum):
+    """Frame types (cf. reactor-c's federation protocol)."""
+
+    CHALLENGE = 1  # nonce
+    HELLO = 2  # mac(32) + json
+    WELCOME = 3  # json
+    REJECT = 4  # utf-8 reason
+    START = 5  # json: start time, peers
+    READY = 6  # (empty): clock synchronized, ready for START
+    NET = 10  # tag: next event tag
+    LTC = 11  # tag: latest tag complete
+    TAG = 12  # tag: tag advance grant
+    PTAG = 13  # tag: provisional tag advance grant
+    MESSAGE = 20  # tag + dst federate u16 + port u32 + payload
+    ABSENT = 21  # tag + dst federate u16 + port u32
+    STOP_REQUEST = 30  # tag
+    STOP_REPLY = 31  # tag
+    STOP_GRANTED = 32  # tag
+    RESIGN = 40  # (empty): clean exit
+    FAILED = 41  # utf-8: which federate failed and why
+    CLOCK_QUERY = 50  # t1
+    CLOCK_REPLY = 51  # t1 + server time
+
+
+ROUTE = struct.Struct("<qIHI")  # tag time, microstep, destination federate, port id
+CLOCK = struct.Struct("<qq")  # the query's t1, the server's clock when it answered
+
+
+class ProtocolError(HprmError):
+    """A peer sent something this side cannot accept; the connection is dropped."""
+
+
+class Rejected(HprmError):
+    """The other side refused our connection (its reason is the message)."""
+
+
+def parse_address(address: str) -> tuple[int, Any]:
+    """``unix:/path`` or ``tcp:host:port`` -> (family, sockaddr)."""
+    if address.startswith("unix:"):
+        return socket.AF_UNIX, address[5:]
+    if address.startswith("tcp:"):
+        host, _, port = address[4:].rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"bad TCP address {address!r}: expected tcp:HOST:PORT")
+        return socket.AF_INET, (host, int(port))
+    raise ValueError(f"bad address {address!r}: expected unix:/path or tcp:host:port")
+
+
+def listen(address: str) -> tuple[socket.socket, str]:
+    """A listening socket; returns it with its actual address (port 0 resolved).
+
+    Unix sockets are created mode 0600 inside the caller's private directory.
+    """
+    family, addr = parse_address(address)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    if family == socket.AF_UNIX:
+        old = os.umask(0o177)
+        try:
+            sock.bind(addr)
+        finally:
+            os.umask(old)
+        actual = address
+    else:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(addr)
+        host, port = sock.getsockname()[:2]
+        actual = f"tcp:{host}:{port}"
+    sock.listen(64)
+    return sock, actual
+
+
+class Connection:
+    """One framed connection. ``send`` is thread-safe; ``recv`` belongs to one reader.
+
+    A payload returned by :meth:`recv` is a view into the receive buffer, valid
+    until the next ``recv``: consume (unpickle, copy) it before reading again.
+    """
+
+    def __init__(self, sock: socket.socket, peer: str, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+        self.sock = sock
+        self.peer = peer
+        self.max_frame = max_frame
+        self.is_tcp = sock.family != socket.AF_UNIX
+        if self.is_tcp:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buf = bytearray(EAGER_BUFFER)
+        self._view = memoryview(self._buf)
+        self._start = 0
+        self._end = 0
+        self._send_lock = threading.Lock()
+        self.closed = False
+
+    # -- sending ------------------------------------------------------------------
+
+    def send(self, kind: Frame, *parts: bytes | bytearray | memoryview) -> None:
+        length = sum(len(p) for p in parts)
+        header = HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, length)
+        with self._send_lock:
+            if not parts or length <= 512:
+                self.sock.sendall(header + b"".join(parts))
+                return
+            chunks = [memoryview(header), *(memoryview(p).cast("B") for p in parts)]
+            while chunks:
+                sent = self.sock.sendmsg(chunks)
+                while chunks and sent >= len(chunks[0]):
+                    sent -= len(chunks[0])
+                    chunks.pop(0)
+                if chunks and sent:
+                    chunks[0] = chunks[0][sent:]
+
+    def send_tag(self, kind: Frame, time_ns: int, microstep: int) -> None:
+        self.send(kind, TAG.pack(time_ns, microstep))
+
+    # -- receiving ------------------------------------------------------------------
+
+    def _fill(self, need: int) -> None:
+        """Make at least ``need`` bytes available from ``_start`` (need <= buffer)."""
+        if self._start + need > len(self._buf):
+            n = self._end - self._start
+            self._buf[:n] = self._buf[self._start : self._end]
+            self._start, self._end = 0, n
+        while self._end - self._start < need:
+            got = self.sock.recv_into(self._view[self._end :])
+            if got == 0:
+                raise EOFError(f"connection to {self.peer} closed")
+            self._end += got
+
+    def recv(self) -> tuple[Frame, memoryview]:
+        """The next frame. Raises EOFError on a clean close, ProtocolError on garbage."""
+        self._fill(HEADER.size)
+        magic, version, kind, length = HEADER.unpack_from(self._buf, self._start)
+        if magic != MAGIC:
+            raise ProtocolError(f"{self.peer} sent a frame without the HPRM magic (not HPRM?)")
+        if version != PROTOCOL_VERSION:
+            raise ProtocolError(
+                f"{self.peer} speaks HPRM protocol version {version}; this side speaks "
+                f"{PROTOCOL_VERSION}: run the same hprm_core version everywhere"
+            )
+        try:
+            kind = Frame(kind)
+        except ValueError:
+            raise ProtocolError(f"{self.peer} sent unknown frame type {kind}") from None
+        if length > self.max_frame:
+            raise ProtocolError(
+                f"{self.peer} sent a {length}-byte frame; the limit is {self.max_frame} bytes"
+            )
+        self._start += HEADER.size
+        if length <= len(self._buf):
+            self._fill(length)
+            payload = self._view[self._start : self._start + length]
+            self._start += length
+            return kind, payload
+        # Larger than the eager buffer: read it into a buffer of its own.
+        big = bytearray(length)
+        have = self._end - self._start
+        big[:have] = self._buf[self._start : self._end]
+        self._start = self._end = 0
+        view = memoryview(big)
+        while have < length:
+            got = self.sock.recv_into(view[have:])
+            if got == 0:
+                raise EOFError(f"connection to {self.peer} closed mid-frame")
+            have += got
+        return kind, view
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.sock.close()
+
+
+def _mac(secret: bytes, nonce: bytes, hello: bytes) -> bytes:
+    return hmac.new(secret, nonce + hello, hashlib.sha256).digest()
+
+
+def connect(
+    address: str, secret: bytes, hello: dict[str, Any], timeout: float = 10.0
+) -> tuple[Connection, dict[str, Any]]:
+    """Connect and authenticate; returns the connection and the peer's welcome."""
+    family, addr = parse_address(address)
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(addr)
+    except OSError as exc:
+        sock.close()
+        raise ConnectionError(f"cannot connect to {address}: {exc}") from exc
+    conn = Connection(sock, address)
+    try:
+        kind, nonce = conn.recv()
+        if kind != Frame.CHALLENGE:
+            raise ProtocolError(f"{address} did not start with an authentication challenge")
+        body = json.dumps(hello).encode()
+        conn.send(Frame.HELLO, _mac(secret, bytes(nonce), body), body)
+        kind, payload = conn.recv()
+        if kind == Frame.REJECT:
+            raise Rejected(f"{address} refused the connection: {bytes(payload).decode()}")
+        if kind != Frame.WELCOME:
+            raise ProtocolError(f"{address} answered the hello with {kind.name}")
+        welcome = json.loads(bytes(payload))
+    except BaseException:
+        conn.close()
+        raise
+    sock.settimeout(None)
+    return conn, welcome
+
+
+def authenticate(
+    raw: socket.socket, secret: bytes, check: Any, welcome: dict[str, Any] | None = None
+) -> tuple[Connection, dict[str, Any]] | None:
+    """Authenticate a freshly accepted socket.
+
+    ``check(hello) -> str | None`` returns a reason to refuse a correctly
+    authenticated hello (wrong federation, unknown federate, ...). Returns None
+    (after logging why) when the peer is refused; never raises for a bad peer.
+    """
+    try:
+        peer = str(raw.getpeername() or "unix peer")
+    except OSError:
+        peer = "unknown peer"
+    raw.settimeout(HANDSHAKE_TIMEOUT_S)
+    conn = Connection(raw, peer, max_frame=EAGER_BUFFER)  # no big frames before auth
+    try:
+        nonce = secrets.token_bytes(32)
+        conn.send(Frame.CHALLENGE, nonce)
+        kind, payload = conn.recv()
+        if kind != Frame.HELLO or len(payload) < 32:
+            raise ProtocolError(f"expected HELLO, got {kind.name}")
+        mac, body = bytes(payload[:32]), bytes(payload[32:])
+        if not hmac.compare_digest(mac, _mac(secret, nonce, body)):
+            raise ProtocolError("authentication failed (wrong federation secret)")
+        try:
+            hello = json.loads(body)
+        except ValueError:
+            raise ProtocolError("malformed hello") from None
+        reason = check(hello) if isinstance(hello, dict) else "malformed hello"
+        if reason:
+            raise ProtocolError(reason)
+        conn.send(Frame.WELCOME, json.dumps(welcome or {}).encode())
+    except (ProtocolError, OSError, EOFError) as exc:
+        log.warning("refused connection from %s: %s", peer, exc)
+        try:
+            conn.send(Frame.REJECT, str(exc).encode())
+        except OSError:
+            pass
+        conn.close()
+        return None
+    raw.settimeout(None)
+    conn.max_frame = DEFAULT_MAX_FRAME
+    conn.peer = str(hello.get("name", peer))
+    return conn, hello
+
+
+def pack_tag(time_ns: int, microstep: int) -> bytes:
+    return TAG.pack(time_ns, microstep)
+
+
+def unpack_tag(payload: memoryview | bytes) -> tuple[int, int]:
+    if len(payload) < TAG.size:
+        raise ProtocolError(f"truncated tag ({len(payload)} bytes)")
+    return TAG.unpack_from(payload)
