@@ -61,7 +61,8 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     if rest:
         raise SystemExit(f"hprm federate: unexpected arguments {rest}")
     if args.secret_file:
-        secret = open(args.secret_file, encoding="utf-8").read().strip()
+        with open(args.secret_file, encoding="utf-8") as f:
+            secret = f.read().strip()
     else:
         secret = os.environ.get("HPRM_SECRET", "")
     if not secret:

@@ -43,6 +43,7 @@ import logging
 import os
 import pickle
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -53,7 +54,7 @@ from hprm_core import transport
 from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
 from hprm_core.reactor import Port, Reactor
-from hprm_core.scheduler import Scheduler
+from hprm_core.scheduler import TAG_MARKER, Scheduler
 from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
 
@@ -220,6 +221,7 @@ class FederateCoordinator:
         self._listener: socket.socket | None = None
         self._needs_absent_out: list[NetConnection] = []
         self.resigned = False
+        self.gone: set[int] = set()  # peers whose connection closed
         for c in program.connections:
             if c.dst_fed == me.id:
                 self.in_ports[c.id] = c
@@ -265,7 +267,19 @@ class FederateCoordinator:
                 conn = self.rti if self.centralized else self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
-                conn.send(Frame.MESSAGE, head, payload)
+                try:
+                    conn.send(Frame.MESSAGE, head, payload)
+                except OSError as exc:
+                    # The peer finished (or died: the RTI reports that). Its
+                    # inputs are no longer read, so the message has no receiver.
+                    if c.dst_fed not in self.gone:
+                        self.gone.add(c.dst_fed)
+                        log.warning(
+                            "%s: federate %s closed its connection (%s); dropping messages to it",
+                            self.me.name,
+                            self.program.federates[c.dst_fed].name,
+                            exc,
+                        )
                 if c.needs_absent:
                     self._sent_step[c.id] = sched.step
 
@@ -289,7 +303,7 @@ class FederateCoordinator:
         if not self.centralized and self.upstream_feds:
             listen_address = self._listen_for_peers()
         hello["listen"] = listen_address
-        self.rti, welcome = transport.connect(self.rti_address, self.secret, hello)
+        self.rti, _ = transport.connect(self.rti_address, self.secret, hello)
         if self.rti.is_tcp:
             self._sync_clock()
         self.rti.send(Frame.READY)
@@ -363,10 +377,10 @@ class FederateCoordinator:
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
         tag = sched.tag
-        self._send_absents(sched, next_index)
         with sched._wake:
             while gate and (next_index is None or gate[0][0] <= next_index):
                 self._deliver_current(sched)
+                self._send_absents(sched, next_index)
                 _, port = gate[0]
                 if self._input_known(sched, port, tag):
                     gate.pop(0)
@@ -395,10 +409,19 @@ class FederateCoordinator:
         sched._inbox.extend(keep)
 
     def _send_absents(self, sched: Scheduler, next_index: int | None) -> None:
+        """Tell downstream which outputs will stay absent at this tag, as soon as
+        no reaction that could still run (queued, or triggered by a network input
+        not yet known) can write them: that is what lets a zero-delay cycle
+        across federates make progress."""
+        horizon = sys.maxsize
+        if next_index is not None:
+            horizon = next_index
+        if sched.gate:
+            horizon = min(horizon, sched.gate[0][0])
         for c in self._needs_absent_out:
             if self._sent_step.get(c.id) == sched.step:
                 continue
-            if next_index is not None and self._writers[c.id] >= next_index:
+            if self._writers[c.id] >= horizon:
                 continue  # a reaction that may still write it has not run yet
             self._sent_step[c.id] = sched.step
             t = delayed(sched.tag, c.delay)
@@ -469,6 +492,10 @@ class FederateCoordinator:
                 with sched._wake:
                     if Tag(t, m) > self.absent_tags.get(cid, NEVER):
                         self.absent_tags[cid] = Tag(t, m)
+                    self.last_net = None  # the RTI lowered our NET to this tag
+                    # Visit that tag even with no event of our own there: our
+                    # outputs' absence at it must be announced (zero-delay cycle).
+                    sched._inbox.append((TAG_MARKER, -1, (Tag(t, m), None)))
                     sched._wake.notify_all()
                 return
             value = pickle.loads(payload[ROUTE.size :])
@@ -600,6 +627,15 @@ class FederateCoordinator:
         )
 
 
+def _stp_for(option: Duration | dict[str, Duration], name: str) -> int:
+    """``stp_offset`` is one duration for every federate, or a dict by federate
+    name (others get 0): STP must cover the latency of the whole path into a
+    federate, including its upstream federates' own STP waits."""
+    if isinstance(option, dict):
+        return duration(option.get(name, 0))
+    return duration(option)
+
+
 def run_federate(
     program_path: str,
     name: str,
@@ -628,7 +664,7 @@ def run_federate(
         rti=rti,
         secret=secret,
         federation=federation,
-        stp_offset=duration(opts.get("stp_offset", 0)),
+        stp_offset=_stp_for(opts.get("stp_offset", 0), name),
         listen_dir=listen_dir,
     )
     if program.coordination == "decentralized" and (fast or opts.get("fast")):

@@ -51,6 +51,10 @@ def _die_with_parent() -> None:
     os.setpgrp()
 
 
+def _raise_interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
 class Launch:
     """A running federation: its processes, their output, their exit codes."""
 
@@ -134,8 +138,14 @@ class Launch:
             time.sleep(0.01)
 
     def wait(self) -> int:
-        """Wait for every process; the first non-zero exit code wins (0 if none)."""
+        """Wait for every process; the first non-zero exit code wins (0 if none).
+
+        SIGTERM (e.g. from ``timeout`` or a process manager) is handled like
+        Ctrl-C: the federation is torn down and the directory removed."""
         first_failure = 0
+        previous = None
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
             while True:
                 running = False
@@ -158,6 +168,8 @@ class Launch:
             self.terminate()
             first_failure = first_failure or 130
         finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
             self.cleanup()
         return first_failure
 

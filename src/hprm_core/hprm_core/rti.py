@@ -23,6 +23,7 @@ structure in their hello (all of them must describe the same one). Its jobs:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -181,15 +182,11 @@ class RTI:
 
     def close(self) -> None:
         self.done.set()
-        try:
+        with contextlib.suppress(OSError):
             self.listener.close()
-        except OSError:
-            pass
         if self.address.startswith("unix:"):
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(self.address[5:])
-            except OSError:
-                pass
         with self.lock:
             for f in self.feds.values():
                 f.conn.close()
@@ -256,10 +253,8 @@ class RTI:
     def _broadcast_failure(self, reason: str) -> None:
         for f in list(self.feds.values()):
             if not (f.resigned or f.failed):
-                try:
+                with contextlib.suppress(OSError):
                     f.conn.send(Frame.FAILED, reason.encode())
-                except OSError:
-                    pass
 
     def _check_done(self) -> None:
         if self.all_joined.is_set() and all(f.resigned or f.failed for f in self.feds.values()):
@@ -284,7 +279,7 @@ class RTI:
                     raise transport.ProtocolError(f"message for unknown federate {dst}")
                 if not (target.resigned or target.failed):
                     self._send(target, kind, payload)
-                    if kind == Frame.MESSAGE and Tag(t, m) < target.net:
+                    if Tag(t, m) < target.net:
                         target.net = Tag(t, m)
                     self._evaluate()
             elif kind == Frame.STOP_REQUEST:

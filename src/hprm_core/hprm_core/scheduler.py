@@ -92,6 +92,18 @@ class LocalCoordinator:
         pass
 
 
+class _TagMarker:
+    """An event that fires nothing: scheduling it makes the scheduler visit its
+    tag (a federate must process a tag at which only its inputs' absence is
+    news, so it can announce its own outputs' absence in turn)."""
+
+    def _fire(self, value: Any) -> None:
+        pass
+
+
+TAG_MARKER = _TagMarker()
+
+
 class _TardyDelivery:
     """Delivers a network value whose tag had already passed when it arrived
     (decentralized coordination with too small an STP offset). It fires the
@@ -149,6 +161,7 @@ class Scheduler:
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
         self.running = False
+        self._tardy_last: dict[Any, Tag] = {}
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
         # Provisional tags only: (first reader index, port) of unsettled network inputs.
         self.gate: list[tuple[int, Any]] = []
@@ -218,7 +231,8 @@ class Scheduler:
             if t == -1:  # network event: value is (tag, payload)
                 tag, value = value
                 if tag <= self.tag and self.running:
-                    self._tardy(trigger, tag, value)
+                    if trigger is not TAG_MARKER:
+                        self._tardy(trigger, tag, value)
                     continue
             else:
                 tag = Tag(t, 0)
@@ -227,7 +241,9 @@ class Scheduler:
             self.schedule(trigger, tag, value)
 
     def _tardy(self, port: Any, tag: Tag, value: Any) -> None:
-        later = self.tag.delay(0)
+        # Successive microsteps, so two tardy values for one port never collide.
+        later = max(self.tag, self._tardy_last.get(port, NEVER)).delay(0)
+        self._tardy_last[port] = later
         handled = any(r.stp_fn is not None for r in port._reactions)
         (log.info if handled else log.error)(
             "tardy message on %s: tag %s arrived after tag %s was processed; delivered at %s%s",

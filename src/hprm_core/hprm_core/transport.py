@@ -22,6 +22,7 @@ authenticated peers are ever handed to code that unpickles their payloads.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import hmac
@@ -215,10 +216,8 @@ class Connection:
     def close(self) -> None:
         if not self.closed:
             self.closed = True
-            try:
+            with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
             self.sock.close()
 
 
@@ -292,10 +291,8 @@ def authenticate(
         conn.send(Frame.WELCOME, json.dumps(welcome or {}).encode())
     except (ProtocolError, OSError, EOFError) as exc:
         log.warning("refused connection from %s: %s", peer, exc)
-        try:
+        with contextlib.suppress(OSError):
             conn.send(Frame.REJECT, str(exc).encode())
-        except OSError:
-            pass
         conn.close()
         return None
     raw.settimeout(None)
