@@ -1,0 +1,285 @@
+"""Federated execution with real processes, real sockets and a real RTI."""
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from hprm_core import transport
+from hprm_core.launcher import Launch
+from hprm_core.trace import deterministic_view
+
+HERE = Path(__file__).resolve().parent
+PROGRAMS = HERE / "programs"
+EXAMPLES = HERE.parent / "examples"
+
+pytestmark = pytest.mark.timeout(600)
+
+
+class Run:
+    """A launched federation whose output lines are collected."""
+
+    def __init__(self, program, **kwargs):
+        self.lines = []
+        self._lock = threading.Lock()
+        self.launch = Launch(program, output=self._out, **kwargs)
+
+    def _out(self, line):
+        with self._lock:
+            self.lines.append(line)
+
+    def wait(self):
+        self.code = self.launch.wait()
+        return self
+
+    @property
+    def text(self):
+        with self._lock:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern, timeout=30):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.text):
+                return
+            time.sleep(0.02)
+        raise AssertionError(f"{pattern!r} never appeared in:\n{self.text}")
+
+
+def run(program, **kwargs):
+    return Run(program, **kwargs).wait()
+
+
+def _sink_counts(text):
+    m = re.search(
+        r"SINK received=(\d+) out_of_order=(\d+) silent_reorder=(\d+) unpaired=(\d+) tardy=(\d+)",
+        text,
+    )
+    assert m, text
+    keys = ("received", "out_of_order", "silent_reorder", "unpaired", "tardy")
+    return dict(zip(keys, map(int, m.groups()), strict=True))
+
+
+def _assert_no_leftovers(r):
+    for proc in r.launch.procs.values():
+        assert proc.poll() is not None, "a federation process is still running"
+    assert not os.path.exists(r.launch.dir), "the private socket directory was not removed"
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_three_node_pipeline_example_in_both_modes(monkeypatch, coordination):
+    monkeypatch.setenv("HPRM_COORDINATION", coordination)
+    r = run(EXAMPLES / "federated_pipeline.py")
+    assert r.code == 0, r.text
+    applied = re.findall(r"\[actuator\] t=\s*([\d.]+) ms  seq\s+(\d+)", r.text)
+    assert [(float(t), int(s)) for t, s in applied] == [(5.0 + 50 * k, k + 1) for k in range(10)]
+    assert "actuator: 10 commands applied, 0 late" in r.text
+    assert f"({coordination})" in r.text
+    _assert_no_leftovers(r)
+
+
+@pytest.mark.slow
+def test_centralized_ordering_under_cpu_stress_100k_messages_identical_traces(
+    monkeypatch, tmp_path
+):
+    """Bateni et al.'s scenario: 10 runs x 10,000 messages, a CPU hog competing."""
+    monkeypatch.setenv("ORDER_COUNT", "5000")  # per source: 10,000 messages per run
+    hog = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        traces = []
+        total = 0
+        for i in range(10):
+            trace = tmp_path / f"run{i}.jsonl"
+            r = run(PROGRAMS / "ordering.py", fast=True, trace=str(trace))
+            assert r.code == 0, r.text
+            counts = _sink_counts(r.text)
+            assert counts == {
+                "received": 10_000,
+                "out_of_order": 0,
+                "silent_reorder": 0,
+                "unpaired": 0,
+                "tardy": 0,
+            }
+            total += counts["received"]
+            sink_trace = tmp_path / f"run{i}.sink.jsonl"
+            traces.append(deterministic_view(sink_trace.read_text().splitlines()))
+    finally:
+        hog.kill()
+        hog.wait()
+    assert total >= 100_000
+    assert len(traces[0]) >= 5000
+    assert all(t == traces[0] for t in traces[1:])
+
+
+def _decentralized(monkeypatch, sink_stp, relay_delay="0"):
+    monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
+    monkeypatch.setenv("ORDER_PERIOD", "2 ms")
+    monkeypatch.setenv("ORDER_COUNT", "200")
+    monkeypatch.setenv("ORDER_TIMEOUT", "800 ms")
+    monkeypatch.setenv("ORDER_STP", sink_stp)
+    monkeypatch.setenv("ORDER_RELAY_STP", "20 ms")
+    monkeypatch.setenv("ORDER_RELAY_DELAY_S", relay_delay)
+    r = run(PROGRAMS / "ordering.py")
+    assert r.code == 0, r.text
+    return _sink_counts(r.text)
+
+
+def test_decentralized_with_stp_above_latency_has_no_violations(monkeypatch):
+    counts = _decentralized(monkeypatch, sink_stp="80 ms")
+    assert counts == {
+        "received": 400,
+        "out_of_order": 0,
+        "silent_reorder": 0,
+        "unpaired": 0,
+        "tardy": 0,
+    }
+
+
+def test_decentralized_with_too_small_stp_sends_every_late_message_to_the_handler(monkeypatch):
+    counts = _decentralized(monkeypatch, sink_stp="0 ms", relay_delay="0.001")
+    # The relayed path is > 20 ms slower than the direct one: with STP 0 its
+    # messages are late. Every message is delivered exactly once, either at its
+    # own tag or through the STP-violation handler; none at a wrong tag silently.
+    assert counts["received"] == 400
+    assert counts["silent_reorder"] == 0 and counts["out_of_order"] == 0
+    assert counts["tardy"] >= 150
+    # On-time messages come in pairs (both at their tag) or alone (partner late).
+    on_time = 400 - counts["tardy"]
+    paired_messages = on_time - counts["unpaired"]
+    assert paired_messages >= 0 and paired_messages % 2 == 0
+
+
+@pytest.mark.parametrize("after", [None, "1 ms"])
+def test_cycle_across_federates_zero_delay_and_after(monkeypatch, after):
+    if after:
+        monkeypatch.setenv("CYCLE_AFTER", after)
+    r = run(PROGRAMS / "cycle.py")
+    assert r.code == 0, r.text
+    shift = 1_000_000 if after else 0
+    expected = [(shift + t, 0, v) for t, v in ((0, 10), (10e6, 20), (30e6, 40), (40e6, 50))]
+    m = re.search(r"PING (\[.*\])", r.text)
+    assert m, r.text
+    assert eval(m.group(1)) == [(int(t), s, v) for t, s, v in expected]
+    assert "tardy" not in r.text
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_bank_of_federates_broadcast_gather_and_stop_from_a_worker(monkeypatch, coordination):
+    monkeypatch.setenv("BANK_COORDINATION", coordination)
+    monkeypatch.setenv("BANK_STOPPER", "1")
+    r = run(PROGRAMS / "bank_fed.py")
+    assert r.code == 0, r.text
+    m = re.search(r"SINK (\[.*\]) STOP (\(.*\))", r.text)
+    assert m, r.text
+    rows = eval(m.group(1))
+    assert rows == [(k * 20_000_000, [k + 1, 2 * (k + 1), 3 * (k + 1)]) for k in range(5)]
+    # worker 1 requested stop while processing input 4 at t = 60 ms: everyone
+    # stops at one tag, no later than 80 ms (the stop protocol's agreed tag).
+    assert eval(m.group(2)) in ((60_000_000, 1), (80_000_000, 1))
+    assert len(re.findall(r"\[workers\[\d\]\]", r.text)) >= 3
+
+
+def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkeypatch):
+    monkeypatch.setenv("ORDER_COUNT", "100000000")
+    monkeypatch.setenv("ORDER_PERIOD", "5 ms")
+    r = Run(PROGRAMS / "ordering.py")
+    r.wait_for(r"federation started")
+    time.sleep(0.3)
+    victim = r.launch.procs["relay"]
+    os.kill(victim.pid, signal.SIGKILL)
+    r.wait()
+    assert r.code != 0
+    assert "federate relay (id 2) failed" in r.text
+    for name in ("a", "b", "sink"):
+        assert re.search(rf"\[{name}\] .*federate {name} stopped: federate relay", r.text), r.text
+    _assert_no_leftovers(r)
+
+
+def test_garbage_frames_and_wrong_secrets_are_refused_and_the_federation_runs_on(monkeypatch):
+    monkeypatch.setenv("ORDER_COUNT", "60")
+    monkeypatch.setenv("ORDER_PERIOD", "10 ms")
+    r = Run(PROGRAMS / "ordering.py")
+    r.wait_for(r"federation started")
+    path = os.path.join(r.launch.dir, "rti.sock")
+
+    # 1. garbage bytes instead of a HELLO
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.recv(64)  # the challenge
+    s.sendall(b"\x00garbage that is not a frame at all\xff" * 4)
+    s.close()
+    # 2. a well-formed hello with the wrong secret
+    with pytest.raises(transport.Rejected, match="wrong federation secret"):
+        transport.connect(
+            f"unix:{path}",
+            b"not the secret",
+            {"federation": "x", "federate": 0, "name": "intruder"},
+        )
+    # 3. a frame from another protocol version
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(path)
+    s.recv(64)
+    s.sendall(transport.HEADER.pack(b"HP", transport.PROTOCOL_VERSION + 1, 2, 0))
+    answer = s.recv(4096)
+    s.close()
+    assert b"protocol version" in answer
+
+    r.wait()
+    assert r.code == 0, r.text
+    assert r.text.count("refused connection") >= 3
+    assert "authentication failed" in r.text and "protocol version" in r.text
+    assert _sink_counts(r.text)["received"] == 120
+
+
+def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
+    """`hprm rti` and `hprm federate` placed by hand, as a launch system would."""
+    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
+    cli = [sys.executable, "-m", "hprm_core.cli"]
+    rti = subprocess.Popen(
+        [*cli, "rti", "--address", "tcp:127.0.0.1:0", "--federates", "3", "--federation", "f1"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        address = None
+        for line in rti.stdout:
+            if line.startswith("RTI_ADDRESS"):
+                address = line.split()[1]
+                break
+        assert address and address.startswith("tcp:127.0.0.1:")
+        feds = [
+            subprocess.Popen(
+                [
+                    *cli,
+                    "federate",
+                    str(EXAMPLES / "federated_pipeline.py"),
+                    name,
+                    "--rti",
+                    address,
+                    "--federation",
+                    "f1",
+                ],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )  # fmt: skip
+            for name in ("sensor", "processor", "actuator")
+        ]
+        outs = [f.communicate(timeout=60)[0] for f in feds]
+        assert [f.returncode for f in feds] == [0, 0, 0], outs
+        assert rti.wait(timeout=30) == 0
+    finally:
+        for p in [rti, *locals().get("feds", [])]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for out in outs:
+        assert re.search(r"clock offset to the RTI [+-]\d+\.\d+ ms \(round trip", out), out
+    assert "actuator: 10 commands applied" in outs[2]
