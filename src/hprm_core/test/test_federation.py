@@ -269,7 +269,7 @@ def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
-            )  # fmt: skip
+            )
             for name in ("sensor", "processor", "actuator")
         ]
         outs = [f.communicate(timeout=60)[0] for f in feds]
