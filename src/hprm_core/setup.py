@@ -21,6 +21,9 @@ setup(
     zip_safe=True,
     entry_points={
         "console_scripts": ["hprm = hprm_core.cli:main"],
-        "hprm.benchmarks": ["reactions = hprm_core.bench.reactions:main"],
+        "hprm.benchmarks": [
+            "reactions = hprm_core.bench.reactions:main",
+            "pingpong = hprm_core.bench.pingpong:main",
+        ],
     },
 )

@@ -38,6 +38,7 @@ Example::
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 import os
@@ -313,7 +314,9 @@ class FederateCoordinator:
         if kind != Frame.START:
             raise FederationError(f"RTI sent {kind.name} instead of START")
         start = json.loads(bytes(payload))
-        self._spawn(self._read_rti, "rti-reader")
+        self.sched.add_reader(self.rti.sock, self._on_rti_readable)
+        if self.rti.has_buffered_frame():  # arrived together with START
+            self._on_rti_readable()
         if not self.centralized:
             for fid in self.me.downstream:
                 addr = start["peers"][str(fid)]
@@ -336,7 +339,7 @@ class FederateCoordinator:
                 if sched._inbox:
                     return False
                 if self.stop_pending is not None and tag > self.stop_pending:
-                    sched._wake.wait()
+                    sched.wait(None)
                     continue
                 if self._may_process(sched, tag):
                     self.committed = tag
@@ -364,10 +367,10 @@ class FederateCoordinator:
 
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
         if self.centralized or tag >= FOREVER:
-            sched._wake.wait()
+            sched.wait(None)
         else:
             remaining = tag.time + self.stp - sched.physical_time()
-            sched._wake.wait(max(remaining, 0) / 1e9)
+            sched.wait(max(remaining, 0) / 1e9)
 
     def _send_net(self, tag: Tag) -> None:
         if tag != self.last_net and self.rti is not None:
@@ -388,7 +391,7 @@ class FederateCoordinator:
                 if self.failure is not None:
                     gate.clear()
                     return
-                sched._wake.wait()
+                sched.wait(None)
 
     def _input_known(self, sched: Scheduler, port: Port, tag: Tag) -> bool:
         if port._step == sched.step or self.granted >= tag:
@@ -478,7 +481,7 @@ class FederateCoordinator:
                 self.failure = reason
                 log.error("%s: %s", self.me.name, reason)
             sched.request_stop()
-            sched._wake.notify_all()
+            sched._notify()
 
     def _handle_message(self, kind: Frame, payload: memoryview, source: str) -> None:
         sched = self.sched
@@ -496,7 +499,7 @@ class FederateCoordinator:
                     # Visit that tag even with no event of our own there: our
                     # outputs' absence at it must be announced (zero-delay cycle).
                     sched._inbox.append((TAG_MARKER, -1, (Tag(t, m), None)))
-                    sched._wake.notify_all()
+                    sched._notify()
                 return
             value = pickle.loads(payload[ROUTE.size :])
             # The RTI lowered our NET to this message's tag when forwarding it:
@@ -510,7 +513,7 @@ class FederateCoordinator:
                     self.granted = g
                 elif kind == Frame.PTAG and g > self.provisional:
                     self.provisional = g
-                sched._wake.notify_all()
+                sched._notify()
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
             with sched._wake:
@@ -533,17 +536,23 @@ class FederateCoordinator:
         else:
             raise transport.ProtocolError(f"{source} sent unexpected {kind.name}")
 
-    def _read_rti(self) -> None:
+    def _on_rti_readable(self) -> None:
+        """Runs in the scheduler thread while it waits: no thread hand-off."""
         conn = self.rti
-        assert conn is not None
+        sched = self.sched
+        assert conn is not None and sched is not None
         try:
             while True:
                 kind, payload = conn.recv()
                 self._handle_message(kind, payload, "RTI")
+                if not conn.has_buffered_frame():
+                    return
         except (EOFError, OSError) as exc:
+            sched.remove_reader(conn.sock)
             if not self.resigned and self.failure is None:
                 self._fail(f"lost the RTI ({exc})")
         except Exception as exc:
+            sched.remove_reader(conn.sock)
             self._fail(f"bad frame from the RTI: {exc}")
 
     def _listen_for_peers(self) -> str:
@@ -580,9 +589,13 @@ class FederateCoordinator:
             accepted = transport.authenticate(raw, self.secret, check)
             if accepted is not None:
                 conn, hello = accepted
-                self._spawn(self._read_peer, f"peer-{hello['federate']}", conn, hello["federate"])
+                assert self.sched is not None
+                self.sched.add_reader(
+                    conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
+                )
 
-    def _read_peer(self, conn: Connection, fid: int) -> None:
+    def _on_peer_readable(self, conn: Connection, fid: int) -> None:
+        """Decentralized data path, in the scheduler thread: no thread hand-off."""
         sched = self.sched
         assert sched is not None
         try:
@@ -591,15 +604,17 @@ class FederateCoordinator:
                 if kind == Frame.RESIGN:
                     break
                 self._handle_message(kind, payload, f"federate {fid}")
+                if not conn.has_buffered_frame():
+                    return
         except (EOFError, OSError):
             pass  # the RTI reports a federate that died
         except Exception as exc:
             log.error("%s: dropping connection from federate %d: %s", self.me.name, fid, exc)
-        finally:
-            conn.close()
-            with sched._wake:
-                self.upstream_done.add(fid)
-                sched.wake()
+        sched.remove_reader(conn.sock)
+        conn.close()
+        with sched._wake:
+            self.upstream_done.add(fid)
+            sched.wake()
 
     def _sync_clock(self, rounds: int = 8) -> None:
         """Estimate the RTI clock offset (federate-initiated, min-RTT sample)."""

@@ -24,11 +24,15 @@ only.
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import logging
+import os
+import selectors
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hprm_core.errors import ReactionError
@@ -159,6 +163,11 @@ class Scheduler:
         self._by_index = env.ordered
         self._inbox: deque[tuple[Any, int, Any]] = deque()
         self._wake = threading.Condition()
+        # Sockets read by the scheduler thread itself while it waits (no thread
+        # hand-off on the data path); other threads wake it through an eventfd.
+        self._selector: selectors.BaseSelector | None = None
+        self._wakefd = -1
+        self._pending_readers: list[tuple[Any, Callable[[], None] | None]] = []
         self._thread: threading.Thread | None = None
         self.running = False
         self._tardy_last: dict[Any, Tag] = {}
@@ -181,19 +190,79 @@ class Scheduler:
         """Queue an event from any thread at physical time ``time_ns``."""
         with self._wake:
             self._inbox.append((trigger, time_ns, value))
-            self._wake.notify()
+            self._notify()
 
     def schedule_network(self, trigger: _Trigger, tag: Tag, value: Any) -> None:
         """Queue an event with a tag chosen elsewhere (a federation peer), from any thread."""
         with self._wake:
             self._inbox.append((trigger, -1, (tag, value)))
-            self._wake.notify()
+            self._notify()
 
     def wake(self) -> None:
         """Make the scheduler re-check its state (coordinator state changed)."""
         with self._wake:
             self._inbox.append((None, 0, None))
-            self._wake.notify_all()
+            self._notify()
+
+    def _notify(self) -> None:
+        """Wake the scheduler thread (caller holds ``_wake``)."""
+        self._wake.notify_all()
+        if self._wakefd >= 0 and threading.current_thread() is not self._thread:
+            os.eventfd_write(self._wakefd, 1)
+
+    def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
+        """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
+        readable, while it waits. Thread-safe."""
+        with self._wake:
+            self._pending_readers.append((fileobj, callback))
+            if self._selector is None:
+                self._selector = selectors.DefaultSelector()
+                self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+                self._selector.register(self._wakefd, selectors.EVENT_READ, None)
+            self._notify()
+
+    def remove_reader(self, fileobj: Any) -> None:
+        """Stop watching ``fileobj`` (thread-safe; effective at the next wait)."""
+        with self._wake:
+            self._pending_readers.append((fileobj, None))
+            self._notify()
+
+    def wait(self, timeout: float | None) -> None:
+        """Block until notified, a watched socket is readable, or ``timeout`` s.
+
+        The caller holds ``_wake`` exactly once; it is released while waiting.
+        Readable-socket callbacks run in this (the scheduler's) thread, with
+        ``_wake`` released, so they may take it themselves.
+        """
+        sel = self._selector
+        if sel is None:
+            self._wake.wait(timeout)
+            return
+        pending, self._pending_readers = self._pending_readers, []
+        for fileobj, callback in pending:
+            if callback is None:
+                with contextlib.suppress(KeyError, ValueError, OSError):
+                    sel.unregister(fileobj)
+            else:
+                sel.register(fileobj, selectors.EVENT_READ, callback)
+        self._wake.release()
+        try:
+            for key, _ in sel.select(timeout):
+                if key.data is None:
+                    with contextlib.suppress(BlockingIOError):
+                        os.eventfd_read(self._wakefd)
+                else:
+                    key.data()
+        finally:
+            self._wake.acquire()
+
+    def close(self) -> None:
+        """Release the selector and the wake-up eventfd."""
+        if self._selector is not None:
+            self._selector.close()
+            self._selector = None
+            os.close(self._wakefd)
+            self._wakefd = -1
 
     def physical_time(self) -> int:
         """The (federation-synchronized) physical clock, in ns."""
@@ -206,7 +275,7 @@ class Scheduler:
         else:
             with self._wake:
                 self._inbox.append((_STOP, 0, None))
-                self._wake.notify()
+                self._notify()
 
     def _stop_at(self, tag: Tag) -> None:
         if tag < self.stop_tag:
@@ -279,6 +348,7 @@ class Scheduler:
             self.running = False
             self.current_reaction = None
             self.coordinator.finish(self)
+            self.close()
             if self.tracer is not None:
                 self.tracer.close()
         if self.failures and self.on_error == "stop":
@@ -344,12 +414,12 @@ class Scheduler:
                 remaining = t - time.time_ns() - self.clock_offset
                 if remaining <= 0:
                     return True
-                self._wake.wait(remaining / 1e9)
+                self.wait(remaining / 1e9)
 
     def _wait_for_inbox(self, timeout: float | None) -> None:
         with self._wake:
             if not self._inbox:
-                self._wake.wait(timeout)
+                self.wait(timeout)
 
     def _run_reactions(self) -> None:
         ready = self._ready

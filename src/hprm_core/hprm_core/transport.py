@@ -175,6 +175,15 @@ class Connection:
                 raise EOFError(f"connection to {self.peer} closed")
             self._end += got
 
+    def has_buffered_frame(self) -> bool:
+        """True when a whole frame already sits in the receive buffer (a
+        selector would not report the socket readable for it)."""
+        have = self._end - self._start
+        if have < HEADER.size:
+            return False
+        length = HEADER.unpack_from(self._buf, self._start)[3]
+        return have >= HEADER.size + length
+
     def recv(self) -> tuple[Frame, memoryview]:
         """The next frame. Raises EOFError on a clean close, ProtocolError on garbage."""
         self._fill(HEADER.size)

@@ -1,0 +1,83 @@
+"""Federated programs measured by ``hprm bench pingpong`` (configured through
+the environment, since every federate process imports this file).
+
+PINGPONG_SHAPE=latency: a sender federate stamps a 64-byte message with the
+physical clock every PINGPONG_PERIOD; the receiver federate records
+``now - stamp`` (one host, one clock) and prints the samples at shutdown.
+
+PINGPONG_SHAPE=pipeline: sensor -> processor -> actuator; the actuator counts
+the tags it processed and the wall time they took.
+"""
+
+import os
+import time
+
+from hprm_core import Input, Output, Reactor, Timer, main, reaction
+
+SHAPE = os.environ.get("PINGPONG_SHAPE", "latency")
+COORD = os.environ.get("PINGPONG_COORDINATION", "centralized")
+PERIOD = os.environ.get("PINGPONG_PERIOD", "1 ms")
+COUNT = int(os.environ.get("PINGPONG_COUNT", "1000"))
+PAD = b"x" * 48  # 8-byte stamp + 8-byte seq + 48 bytes = 64 bytes of payload
+
+
+class Sender(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.out = Output()
+        self.t = Timer(offset="20 ms", period=PERIOD)
+        self.k = 0
+
+    @reaction("t", effects="out")
+    def send(self):
+        if self.k < COUNT:
+            self.k += 1
+            self.out.set((time.time_ns(), self.k, PAD))
+        else:
+            self.request_stop()
+
+
+class Stage(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.inp = Input()
+        self.out = Output()
+
+    @reaction("inp", effects="out")
+    def forward(self):
+        self.out.set(self.inp.value)
+
+
+class Receiver(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.inp = Input()
+        self.samples = []
+        self.first = None
+
+    @reaction("inp")
+    def receive(self):
+        now = time.time_ns()
+        if self.first is None:
+            self.first = now
+        self.samples.append(now - self.inp.value[0])
+
+    @reaction("shutdown")
+    def report(self):
+        wall = (time.time_ns() - self.first) if self.first else 0
+        print("SAMPLES", wall, ",".join(map(str, self.samples)), flush=True)
+
+
+@main(federated=True, coordination=COORD)
+class Bench(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.sender = Sender()
+        if SHAPE == "pipeline":
+            self.processor = Stage()
+            self.receiver = Receiver()
+            self.connect(self.sender.out, self.processor.inp)
+            self.connect(self.processor.out, self.receiver.inp)
+        else:
+            self.receiver = Receiver()
+            self.connect(self.sender.out, self.receiver.inp)
