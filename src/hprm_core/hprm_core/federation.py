@@ -223,6 +223,7 @@ class FederateCoordinator:
         self._needs_absent_out: list[NetConnection] = []
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
+        self._batch = bytearray()  # frames for the RTI, sent together
         for c in program.connections:
             if c.dst_fed == me.id:
                 self.in_ports[c.id] = c
@@ -265,7 +266,10 @@ class FederateCoordinator:
             for c in conns:
                 t = delayed(sched.tag, c.delay)
                 head = ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id)
-                conn = self.rti if self.centralized else self.peers.get(c.dst_fed)
+                if self.centralized:
+                    self._to_rti(Frame.MESSAGE, head, payload)
+                    continue
+                conn = self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
                 try:
@@ -281,6 +285,7 @@ class FederateCoordinator:
                             self.program.federates[c.dst_fed].name,
                             exc,
                         )
+            for c in conns:
                 if c.needs_absent:
                     self._sent_step[c.id] = sched.step
 
@@ -366,6 +371,7 @@ class FederateCoordinator:
         return sched.physical_time() >= tag.time + self.stp
 
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
+        self._flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(None)
         else:
@@ -375,7 +381,21 @@ class FederateCoordinator:
     def _send_net(self, tag: Tag) -> None:
         if tag != self.last_net and self.rti is not None:
             self.last_net = tag
-            self.rti.send_tag(Frame.NET, tag.time, tag.microstep)
+            self._to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
+
+    def _to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
+        """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
+        the next NET) leave together in one write when the tag completes or
+        before the federate waits: fewer wake-ups of the RTI and of receivers."""
+        self._batch += transport.encode(kind, *parts)
+
+    def _flush(self) -> None:
+        if self._batch and self.rti is not None:
+            try:
+                self.rti.send_encoded(self._batch)
+            except OSError as exc:
+                log.debug("%s: could not send to the RTI: %s", self.me.name, exc)
+            self._batch.clear()
 
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
@@ -391,6 +411,7 @@ class FederateCoordinator:
                 if self.failure is not None:
                     gate.clear()
                     return
+                self._flush()
                 sched.wait(None)
 
     def _input_known(self, sched: Scheduler, port: Port, tag: Tag) -> bool:
@@ -428,8 +449,7 @@ class FederateCoordinator:
                 continue  # a reaction that may still write it has not run yet
             self._sent_step[c.id] = sched.step
             t = delayed(sched.tag, c.delay)
-            assert self.rti is not None
-            self.rti.send(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
+            self._to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
         if self.failure is not None or self.rti is None:
@@ -437,13 +457,15 @@ class FederateCoordinator:
         if self._needs_absent_out:
             self._send_absents(sched, None)
         if self.centralized:
-            self.rti.send_tag(Frame.LTC, tag.time, tag.microstep)
+            self._to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
+        self._flush()
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         if self.failure is None and self.rti is not None:
             with sched._wake:
                 if self.stop_pending is None:
                     self.stop_pending = tag
+            self._flush()
             self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
         return FOREVER if self.failure is None else tag  # the RTI's grant decides
 
@@ -453,6 +475,7 @@ class FederateCoordinator:
             for conn in self.peers.values():
                 with contextlib.suppress(OSError):
                     conn.send(Frame.RESIGN)
+            self._flush()
             with contextlib.suppress(OSError):
                 self.rti.send(Frame.RESIGN)
         self.close()
@@ -522,6 +545,7 @@ class FederateCoordinator:
                     self.stop_pending = reply
                 reply = self.stop_pending
             assert self.rti is not None
+            self._flush()
             self.rti.send_tag(Frame.STOP_REPLY, reply.time, reply.microstep)
         elif kind == Frame.STOP_GRANTED:
             g = Tag(*unpack_tag(payload))

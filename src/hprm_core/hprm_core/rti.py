@@ -27,6 +27,7 @@ import contextlib
 import json
 import logging
 import os
+import selectors
 import socket
 import sys
 import threading
@@ -65,6 +66,7 @@ class _Federate:
     failed: bool = False
     stop_reply: Tag | None = None
     ready: bool = False
+    outbox: bytearray = field(default_factory=bytearray)
     downstream: set[int] = field(default_factory=set)
 
 
@@ -95,6 +97,9 @@ class RTI:
         self.stop_proposal: Tag | None = None
         self.coordination = "centralized"
         self.started = False
+        self._selector = selectors.DefaultSelector()
+        self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._joining: list[tuple[Connection, dict[str, Any]]] = []
 
     # -- joining ----------------------------------------------------------------------
 
@@ -120,63 +125,84 @@ class RTI:
                 return "hello describes a different federation structure (another program version?)"
         return None
 
-    def _accept_loop(self) -> None:
-        while not self.done.is_set():
-            try:
-                raw, _ = self.listener.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._join, args=(raw,), daemon=True).start()
-
-    def _join(self, raw: socket.socket) -> None:
+    def _authenticate(self, raw: socket.socket) -> None:
+        """Handshake thread: a slow or hostile peer never stalls the main loop."""
         accepted = transport.authenticate(raw, self.secret, self._check_hello)
-        if accepted is None:
-            return
-        conn, hello = accepted
+        if accepted is not None:
+            with self.lock:
+                self._joining.append(accepted)
+            os.eventfd_write(self._wakefd, 1)
+
+    def _register(self, conn: Connection, hello: dict[str, Any]) -> None:
         fid = hello["federate"]
         assert self.structure is not None
         desc = self.structure["federates"][fid]
+        if self.all_joined.is_set() or fid in self.feds:
+            conn.send(Frame.REJECT, b"federation already started")
+            conn.close()
+            return
+        fed = _Federate(
+            id=fid,
+            name=desc["name"],
+            conn=conn,
+            upstream=[(k, d) for k, d in desc["upstream"]],
+            cycle=bool(desc["cycle"]),
+            listen=hello.get("listen"),
+            physical_time=int(hello.get("physical_time", time.time_ns())),
+        )
         with self.lock:
-            if self.all_joined.is_set() or fid in self.feds:
-                conn.send(Frame.REJECT, b"federation already started")
-                conn.close()
-                return
-            fed = _Federate(
-                id=fid,
-                name=desc["name"],
-                conn=conn,
-                upstream=[(k, d) for k, d in desc["upstream"]],
-                cycle=bool(desc["cycle"]),
-                listen=hello.get("listen"),
-                physical_time=int(hello.get("physical_time", time.time_ns())),
-            )
             self.feds[fid] = fed
-            log.info(
-                "federate %d (%s) joined (%d/%d)", fid, fed.name, len(self.feds), self.expected
-            )
-            if len(self.feds) == self.expected:
-                for f in self.feds.values():
-                    for k, _ in f.upstream:
-                        self.feds[k].downstream.add(f.id)
-                self.all_joined.set()
-                self._maybe_start()
-        self._serve_federate(fed)
+        self._selector.register(conn.sock, selectors.EVENT_READ, fed)
+        log.info("federate %d (%s) joined (%d/%d)", fid, fed.name, len(self.feds), self.expected)
+        if len(self.feds) == self.expected:
+            for f in self.feds.values():
+                for k, _ in f.upstream:
+                    self.feds[k].downstream.add(f.id)
+            self.all_joined.set()
+            self._maybe_start()
+        if conn.has_buffered_frame():
+            self._on_readable(fed)
 
     # -- main loop ----------------------------------------------------------------------
 
     def serve(self) -> int:
-        threading.Thread(target=self._accept_loop, daemon=True).start()
-        if not self.all_joined.wait(JOIN_TIMEOUT_S):
-            log.error(
-                "only %d of %d federates joined within %.0f s",
-                len(self.feds),
-                self.expected,
-                JOIN_TIMEOUT_S,
-            )
-            self._broadcast_failure("not every federate joined in time")
-            self.close()
-            return 1
-        self.done.wait()
+        """One thread reads every federate's socket through a selector: frames are
+        handled in arrival order with no locks and no thread hand-offs on the
+        coordination path (handshakes run in threads of their own)."""
+        sel = self._selector
+        sel.register(self.listener, selectors.EVENT_READ, "accept")
+        sel.register(self._wakefd, selectors.EVENT_READ, "wake")
+        join_deadline = time.monotonic() + JOIN_TIMEOUT_S
+        while not self.done.is_set():
+            if not self.all_joined.is_set() and time.monotonic() > join_deadline:
+                log.error(
+                    "only %d of %d federates joined within %.0f s",
+                    len(self.feds),
+                    self.expected,
+                    JOIN_TIMEOUT_S,
+                )
+                self._broadcast_failure("not every federate joined in time")
+                self.exit_code = 1
+                break
+            for key, events in sel.select(1.0):
+                if isinstance(key.data, _Federate):
+                    if events & selectors.EVENT_WRITE:
+                        self._flush(key.data)
+                    if events & selectors.EVENT_READ:
+                        self._on_readable(key.data)
+                elif key.data == "accept":
+                    with contextlib.suppress(OSError):
+                        raw, _ = self.listener.accept()
+                        threading.Thread(
+                            target=self._authenticate, args=(raw,), daemon=True
+                        ).start()
+                elif key.data == "wake":
+                    with contextlib.suppress(BlockingIOError):
+                        os.eventfd_read(self._wakefd)
+                    with self.lock:
+                        joining, self._joining = self._joining, []
+                    for conn, hello in joining:
+                        self._register(conn, hello)
         self.close()
         return self.exit_code
 
@@ -187,9 +213,15 @@ class RTI:
         if self.address.startswith("unix:"):
             with contextlib.suppress(OSError):
                 os.unlink(self.address[5:])
-        with self.lock:
-            for f in self.feds.values():
-                f.conn.close()
+        for f in self.feds.values():
+            if f.outbox and not f.conn.closed:  # last words (e.g. FAILED), best effort
+                with contextlib.suppress(OSError):
+                    f.conn.sock.settimeout(1.0)
+                    f.conn.sock.sendall(f.outbox)
+            f.conn.close()
+        self._selector.close()
+        with contextlib.suppress(OSError):
+            os.close(self._wakefd)
 
     def _maybe_start(self) -> None:
         """Once every federate joined and synchronized its clock: send START.
@@ -207,54 +239,56 @@ class RTI:
         body = json.dumps({"start_time": start, "peers": peers}).encode()
         for f in self.feds.values():
             f.net = Tag(start, 0)
-            f.conn.send(Frame.START, body)
+            self._send(f, Frame.START, body)
         log.info("federation started (%s coordination)", self.coordination)
 
-    def _serve_federate(self, fed: _Federate) -> None:
+    def _on_readable(self, fed: _Federate) -> None:
         conn = fed.conn
         try:
             while True:
                 kind, payload = conn.recv()
                 if kind == Frame.CLOCK_QUERY:
                     t1, _ = unpack_tag(payload)
-                    conn.send(Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
-                    continue
-                if kind == Frame.READY:
-                    with self.lock:
-                        fed.ready = True
-                        self._maybe_start()
-                    continue
-                if kind == Frame.RESIGN:
-                    with self.lock:
-                        fed.resigned = True
-                        self._evaluate()
-                        self._check_done()
+                    self._send(fed, Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
+                elif kind == Frame.READY:
+                    fed.ready = True
+                    self._maybe_start()
+                elif kind == Frame.RESIGN:
+                    fed.resigned = True
+                    self._drop(fed)
+                    self._evaluate()
+                    self._check_done()
                     return
-                self._handle(fed, kind, payload)
+                else:
+                    self._handle(fed, kind, payload)
+                if not conn.has_buffered_frame():
+                    return
         except (EOFError, OSError, transport.ProtocolError) as exc:
-            with self.lock:
-                if fed.resigned or self.done.is_set():
-                    return
-                fed.failed = True
-                self.exit_code = 1
-                why = (
-                    f"its connection closed without resigning (process died?): {exc}"
-                    if isinstance(exc, EOFError | OSError)
-                    else str(exc)
-                )
-                reason = f"federate {fed.name} (id {fed.id}) failed: {why}"
-                log.error("%s", reason)
-                self._broadcast_failure(reason)
-                self._check_done()
-        finally:
-            if fed.resigned or fed.failed:
-                conn.close()
+            if fed.resigned or self.done.is_set():
+                return
+            fed.failed = True
+            self._drop(fed)
+            self.exit_code = 1
+            why = (
+                f"its connection closed without resigning (process died?): {exc}"
+                if isinstance(exc, EOFError | OSError)
+                else str(exc)
+            )
+            reason = f"federate {fed.name} (id {fed.id}) failed: {why}"
+            log.error("%s", reason)
+            self._broadcast_failure(reason)
+            self._evaluate()
+            self._check_done()
+
+    def _drop(self, fed: _Federate) -> None:
+        with contextlib.suppress(KeyError, ValueError):
+            self._selector.unregister(fed.conn.sock)
+        fed.conn.close()
 
     def _broadcast_failure(self, reason: str) -> None:
         for f in list(self.feds.values()):
             if not (f.resigned or f.failed):
-                with contextlib.suppress(OSError):
-                    f.conn.send(Frame.FAILED, reason.encode())
+                self._send(f, Frame.FAILED, reason.encode())
 
     def _check_done(self) -> None:
         if self.all_joined.is_set() and all(f.resigned or f.failed for f in self.feds.values()):
@@ -263,47 +297,74 @@ class RTI:
     # -- coordination ----------------------------------------------------------------------
 
     def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
-        with self.lock:
-            if kind == Frame.NET:
-                fed.net = Tag(*unpack_tag(payload))
+        if kind == Frame.NET:
+            fed.net = Tag(*unpack_tag(payload))
+            self._evaluate()
+        elif kind == Frame.LTC:
+            t = Tag(*unpack_tag(payload))
+            if t > fed.ltc:
+                fed.ltc = t
+            self._evaluate()
+        elif kind in (Frame.MESSAGE, Frame.ABSENT):
+            t, m, dst, _cid = ROUTE.unpack_from(payload)
+            target = self.feds.get(dst)
+            if target is None:
+                raise transport.ProtocolError(f"message for unknown federate {dst}")
+            if not (target.resigned or target.failed):
+                self._send(target, kind, payload)
+                if Tag(t, m) < target.net:
+                    target.net = Tag(t, m)
                 self._evaluate()
-            elif kind == Frame.LTC:
-                t = Tag(*unpack_tag(payload))
-                if t > fed.ltc:
-                    fed.ltc = t
-                self._evaluate()
-            elif kind in (Frame.MESSAGE, Frame.ABSENT):
-                t, m, dst, _cid = ROUTE.unpack_from(payload)
-                target = self.feds.get(dst)
-                if target is None:
-                    raise transport.ProtocolError(f"message for unknown federate {dst}")
-                if not (target.resigned or target.failed):
-                    self._send(target, kind, payload)
-                    if Tag(t, m) < target.net:
-                        target.net = Tag(t, m)
-                    self._evaluate()
-            elif kind == Frame.STOP_REQUEST:
-                proposal = Tag(*unpack_tag(payload))
-                if self.stop_proposal is None:
-                    self.stop_proposal = proposal
-                    log.info("stop requested by %s at %s", fed.name, proposal)
-                    for f in self.feds.values():
-                        f.stop_reply = None
-                        if not (f.resigned or f.failed):
-                            self._send(f, Frame.STOP_REQUEST, transport.pack_tag(*proposal))
-                    self._maybe_grant_stop()
-            elif kind == Frame.STOP_REPLY:
-                fed.stop_reply = Tag(*unpack_tag(payload))
+        elif kind == Frame.STOP_REQUEST:
+            proposal = Tag(*unpack_tag(payload))
+            if self.stop_proposal is None:
+                self.stop_proposal = proposal
+                log.info("stop requested by %s at %s", fed.name, proposal)
+                for f in self.feds.values():
+                    f.stop_reply = None
+                    if not (f.resigned or f.failed):
+                        self._send(f, Frame.STOP_REQUEST, transport.pack_tag(*proposal))
                 self._maybe_grant_stop()
-            else:
-                raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
+        elif kind == Frame.STOP_REPLY:
+            fed.stop_reply = Tag(*unpack_tag(payload))
+            self._maybe_grant_stop()
+        else:
+            raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
 
     def _send(self, target: _Federate, kind: Frame, payload: bytes | memoryview) -> None:
-        """Send to a federate; if it is gone, its own reader reports the failure."""
+        """Queue a frame for a federate without ever blocking the RTI's loop: a
+        federate that is busy (not reading) must not stall the others, and two
+        parties both blocked sending to each other would deadlock."""
+        if target.conn.closed:
+            return
+        frame = transport.encode(kind, payload)
+        if not target.outbox:
+            try:
+                sent = target.conn.sock.send(frame, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                sent = 0
+            except OSError as exc:
+                log.debug("could not send %s to %s: %s", kind.name, target.name, exc)
+                return  # it is gone; its own reader reports that
+            if sent == len(frame):
+                return
+            frame = frame[sent:]
+            self._selector.modify(
+                target.conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, target
+            )
+        target.outbox += frame
+
+    def _flush(self, fed: _Federate) -> None:
         try:
-            target.conn.send(kind, payload)
-        except OSError as exc:
-            log.debug("could not send %s to %s: %s", kind.name, target.name, exc)
+            sent = fed.conn.sock.send(fed.outbox, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        except OSError:
+            fed.outbox.clear()
+            return
+        del fed.outbox[:sent]
+        if not fed.outbox:
+            self._selector.modify(fed.conn.sock, selectors.EVENT_READ, fed)
 
     def _maybe_grant_stop(self) -> None:
         if self.stop_proposal is None:

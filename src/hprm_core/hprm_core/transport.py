@@ -158,6 +158,11 @@ class Connection:
                 if chunks and sent:
                     chunks[0] = chunks[0][sent:]
 
+    def send_encoded(self, frames: bytes | bytearray) -> None:
+        """Send frames made with :func:`encode` (several at once: one syscall)."""
+        with self._send_lock:
+            self.sock.sendall(frames)
+
     def send_tag(self, kind: Frame, time_ns: int, microstep: int) -> None:
         self.send(kind, TAG.pack(time_ns, microstep))
 
@@ -228,6 +233,12 @@ class Connection:
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()
+
+
+def encode(kind: Frame, *parts: bytes | bytearray | memoryview) -> bytes:
+    """One whole frame as bytes (for senders that queue frames themselves)."""
+    body = b"".join(parts)
+    return HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, len(body)) + body
 
 
 def _mac(secret: bytes, nonce: bytes, hello: bytes) -> bytes:
