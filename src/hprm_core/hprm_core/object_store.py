@@ -413,6 +413,7 @@ class Store:
         self._generation = itertools.count(1)
         # (arena_id, data offset, generation) of blocks whose pin was collected
         self._unpinned: collections.deque[tuple[int, int, int]] = collections.deque()
+        self._deferred: collections.deque[Ref] = collections.deque()  # see _defer_release
         self._fds: list[int] = []
         self._closed = False
         # fds are closed even if the owner forgets close(); mappings die with GC.
@@ -454,6 +455,17 @@ class Store:
             assert b.generation == generation, "a pinned block was freed"
             b.pins -= 1
             self._maybe_free(b)
+        while self._deferred:
+            ref = self._deferred.popleft()
+            try:
+                self._release_locked(ref, None)
+            except StaleRefError as e:
+                log.error("deferred release failed: %s", e)
+
+    def _defer_release(self, ref: Ref) -> None:
+        """``release(ref)`` from a garbage-collection callback: only queue it
+        (taking the lock there could deadlock); applied by the next operation."""
+        self._deferred.append(ref)
 
     def _maybe_free(self, b: _Block) -> None:
         if b.pins or b.holds or b.arena.used.get(b.data) is not b:
@@ -643,15 +655,18 @@ class Store:
         changes nothing."""
         with self._lock:
             self._drain()
-            b = self._block(ref)
-            count = b.holds.get(peer, 0)
-            if count <= 0:
-                raise StaleRefError(f"{ref.describe()}: released by {peer!r}, which holds none")
-            if count == 1:
-                del b.holds[peer]
-            else:
-                b.holds[peer] = count - 1
-            self._maybe_free(b)
+            self._release_locked(ref, peer)
+
+    def _release_locked(self, ref: Ref, peer: Hashable) -> None:
+        b = self._block(ref)
+        count = b.holds.get(peer, 0)
+        if count <= 0:
+            raise StaleRefError(f"{ref.describe()}: released by {peer!r}, which holds none")
+        if count == 1:
+            del b.holds[peer]
+        else:
+            b.holds[peer] = count - 1
+        self._maybe_free(b)
 
     def release_all_for(self, peer: Hashable) -> int:
         """Drop every hold of ``peer`` (it died or disconnected); returns how
@@ -710,6 +725,7 @@ class Store:
                 arena.close()
             self._arenas.clear()
             self._unpinned.clear()
+            self._deferred.clear()
             self._fds.clear()
             self._finalizer.detach()
 
@@ -777,6 +793,7 @@ class ArenaMap:
         self._lease_ids = itertools.count()
         # forward holds: block key -> {peer: [count, lease]}
         self._pins: dict[tuple[int, int, int], dict[Hashable, list[Any]]] = {}
+        self._deferred: collections.deque[Ref] = collections.deque()
         self._closed = False
 
     # ---- arenas
@@ -874,10 +891,20 @@ class ArenaMap:
                 log.exception("ArenaMap notify callback failed")
 
     def _drain(self) -> None:
+        while self._deferred:
+            ref = self._deferred.popleft()
+            try:
+                self._release_locked(ref, None)
+            except StaleRefError as e:
+                log.error("deferred release failed: %s", e)
         while self._events:
             lid, rel = self._events.popleft()
             self._live.pop(lid, None)
             self._releases.append(rel)
+
+    def _defer_release(self, ref: Ref) -> None:
+        """``release(ref)`` from a garbage-collection callback (queue only)."""
+        self._deferred.append(ref)
 
     def array(
         self, ref: Ref, dtype: Any = np.uint8, shape: int | Iterable[int] | None = None,
@@ -976,15 +1003,19 @@ class ArenaMap:
     def release(self, ref: Ref, peer: Hashable = None) -> None:
         """Drop one forward hold of ``peer`` (None: the caller's own)."""
         with self._lock:
-            key = (ref.arena_id, ref.block, ref.generation)
-            entry = self._pins.get(key, {}).get(peer)
-            if entry is None:
-                raise StaleRefError(f"{ref.describe()}: released by {peer!r}, which holds none")
-            entry[0] -= 1
-            if entry[0] == 0:
-                del self._pins[key][peer]
-                if not self._pins[key]:
-                    del self._pins[key]
+            self._release_locked(ref, peer)
+            self._drain()
+
+    def _release_locked(self, ref: Ref, peer: Hashable) -> None:
+        key = (ref.arena_id, ref.block, ref.generation)
+        entry = self._pins.get(key, {}).get(peer)
+        if entry is None:
+            raise StaleRefError(f"{ref.describe()}: released by {peer!r}, which holds none")
+        entry[0] -= 1
+        if entry[0] == 0:
+            del self._pins[key][peer]
+            if not self._pins[key]:
+                del self._pins[key]
 
     def release_all_for(self, peer: Hashable) -> int:
         """Drop every forward hold of ``peer``; returns how many."""

@@ -1,0 +1,663 @@
+"""Adaptive serialization: small values in-band, large buffers out of band.
+
+Why
+---
+Plain pickle copies every byte of a large array into its output stream and
+again out of it on the other side. Pickle protocol 5 can instead hand each
+large buffer (numpy / pyarrow / bytes-like / torch CPU tensors) to a callback
+and leave only a few bytes of metadata in the stream (paper section IV-C2:
+49x faster serialization, 20x faster deserialization for 5 MB). Here each
+such buffer becomes an *out-of-band item*:
+
+- a :class:`~hprm_core.object_store.Ref` into the shared-memory object store
+  when a store is given (same host): no copy at all if the buffer already lies
+  in the store (built with ``Store.alloc_array``, or received and being
+  forwarded: ``ArenaMap.ref_of``), else one copy (``Store.put``);
+- the raw buffer itself (a ``memoryview`` of the caller's object, no copy)
+  when no store is given: the transport streams it after the header (across
+  hosts).
+
+Buffers smaller than ``threshold`` (64 KiB by default) stay in the stream, so
+small messages cost one ``pickle.dumps``. Recursion through dict / list /
+tuple / dataclasses / user classes is pickle's own.
+
+Wire form: :meth:`Serialized.pack_header` gives one ``bytes``::
+
+    "HPSZ" version:u8 mode:u8 reserved:u16 n_items:u32 payload_len:u64
+    n_items x (kind:u8, then a 40-byte Ref for kind 1, or length:u64 for kind 2)
+    payload (pickle or msgpack bytes)
+
+and :func:`deserialize` takes that header plus a ``resolve(item) -> buffer``
+callback (:func:`make_resolver` builds the usual one). Every malformed,
+truncated or inconsistent input raises :class:`SerializationError`, never
+anything worse.
+
+Trust
+-----
+Unpickling is arbitrary code execution: accept ``mode="pickle"`` only from
+authenticated peers of the same federation. For untrusted links, ``mode="safe"``
+encodes plain data (None, bool, int, float, str, bytes, list, tuple, dict) with
+msgpack, numpy arrays of plain dtypes as dtype + shape + raw buffer (out of band
+like above), and pyarrow tables / arrays as Arrow IPC streams.
+``deserialize(..., mode="safe")`` refuses pickle headers and never calls pickle.
+
+Lifetime
+--------
+Every :class:`Ref` item carries one hold of the sender's own (see
+``object_store``). The transport calls :meth:`Serialized.share` once per
+receiver, sends, then :meth:`Serialized.release` (or uses ``with``; an
+unreleased ``Serialized`` releases when collected). Raw items point into the
+caller's objects, which the ``Serialized`` keeps alive until released. On the
+receiving side each Ref item is resolved once (one view, one release token);
+received arrays are read-only views of the sender's memory, so copy them to
+modify.
+
+Example::
+
+    s = serialize({"img": img, "id": 7}, store=store)  # img: 5 MB ndarray
+    with s:
+        s.share("peer-b")  # the transport, once per receiver
+        header = s.pack_header()  # ~150 bytes: 40-byte Ref + pickle metadata
+    obj = deserialize(header, make_resolver(arenas=amap, owner="peer-a"))
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import struct
+import sys
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import msgpack
+import numpy as np
+
+from hprm_core.errors import HprmError
+from hprm_core.object_store import ArenaMap, Ref, Store
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "ITEM_RAW",
+    "ITEM_REF",
+    "Item",
+    "SerializationError",
+    "Serialized",
+    "deserialize",
+    "make_resolver",
+    "parse_header",
+    "serialize",
+]
+
+DEFAULT_THRESHOLD = 65536
+ITEM_REF = 1
+ITEM_RAW = 2
+_MODES = {"pickle": 0, "safe": 1}
+_MODE_NAMES = {v: k for k, v in _MODES.items()}
+_HEAD = struct.Struct("<4sBBHIQ")  # magic, version, mode, reserved, n_items, payload_len
+_MAGIC = b"HPSZ"
+_VERSION = 1
+_RAWLEN = struct.Struct("<Q")
+_MAX_ITEMS = 1 << 20
+
+# msgpack extension codes (safe mode)
+_EXT_NDARRAY = 1
+_EXT_BYTES = 2
+_EXT_ARROW = 3
+_EXT_TUPLE = 4
+_SAFE_FORMATS = frozenset("bBhHiIlLqQfdc?") | {"e"}
+
+
+class SerializationError(HprmError):
+    """A value cannot be serialized in the requested mode, or a received header
+    is corrupt, truncated, refused (pickle in safe mode) or references an
+    object that cannot be resolved."""
+
+
+class Item(NamedTuple):
+    """One out-of-band item of a received header: ``kind`` is ``ITEM_REF``
+    (``ref`` set) or ``ITEM_RAW`` (``raw_index``-th streamed buffer of
+    ``length`` bytes); ``index`` is its position among all items."""
+
+    index: int
+    kind: int
+    length: int
+    ref: Ref | None
+    raw_index: int
+
+
+@dataclass(eq=False)
+class Serialized:
+    """The result of :func:`serialize`: ``payload`` (pickle or msgpack bytes)
+    and ``items``, the out-of-band buffers in order, each a :class:`Ref` or a
+    raw ``memoryview`` to stream. Release it when sent (``with`` does)."""
+
+    mode: str
+    payload: bytes
+    items: list[Ref | memoryview]
+    _holds: list[tuple[Store | ArenaMap, Ref]] = field(default_factory=list, repr=False)
+    _keep: list[Any] = field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        self._finalizer = weakref.finalize(self, _release_holds, self._holds)
+        self._finalizer.atexit = False
+
+    @property
+    def refs(self) -> list[Ref]:
+        """The store references among the items, in order."""
+        return [x for x in self.items if isinstance(x, Ref)]
+
+    @property
+    def raw(self) -> list[memoryview]:
+        """The buffers to stream after the header, in order."""
+        return [x for x in self.items if not isinstance(x, Ref)]
+
+    @property
+    def arena_ids(self) -> set[int]:
+        """Arenas the receiver must have mapped (send their fds first)."""
+        return {r.arena_id for r in self.refs}
+
+    @property
+    def nbytes_out_of_band(self) -> int:
+        return sum(x.length if isinstance(x, Ref) else x.nbytes for x in self.items)
+
+    def pack_header(self) -> bytes:
+        """The wire form (see the module docstring); raw items not included."""
+        parts = [_HEAD.pack(_MAGIC, _VERSION, _MODES[self.mode], 0, len(self.items),
+                            len(self.payload))]  # fmt: skip
+        for x in self.items:
+            if isinstance(x, Ref):
+                parts.append(b"\x01" + x.pack())
+            else:
+                parts.append(b"\x02" + _RAWLEN.pack(x.nbytes))
+        parts.append(self.payload)
+        return b"".join(parts)
+
+    def share(self, peer: Hashable, n: int = 1) -> None:
+        """Record that this message (its every Ref) goes to ``peer`` ``n``
+        times; each resolved Ref comes back as one release token."""
+        for holder, ref in self._holds:
+            holder.share(ref, peer, n)
+
+    def release(self) -> None:
+        """Drop the sender's own holds and the raw buffers. Idempotent."""
+        self._finalizer.detach()
+        holds, self._holds[:] = list(self._holds), []
+        for holder, ref in holds:
+            holder.release(ref)
+        self._keep.clear()
+
+    def __enter__(self) -> Serialized:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _release_holds(holds: list[tuple[Store | ArenaMap, Ref]]) -> None:
+    # Garbage collection: never take a lock here, defer to the holder's queue.
+    for holder, ref in holds:
+        holder._defer_release(ref)
+    holds.clear()
+
+
+# --------------------------------------------------------------------------- serialize
+
+
+class _Sink:
+    """Where out-of-band buffers go while serializing."""
+
+    def __init__(self, store: Store | None, arenas: ArenaMap | None, threshold: int):
+        self.store, self.arenas, self.threshold = store, arenas, threshold
+        self.items: list[Ref | memoryview] = []
+        self.holds: list[tuple[Store | ArenaMap, Ref]] = []
+        self.keep: list[Any] = []
+
+    def add(self, raw: memoryview) -> int:
+        ref = None
+        if self.arenas is not None:
+            ref = self.arenas.ref_of(raw, hold=True)  # zero-copy forward
+            holder: Store | ArenaMap = self.arenas
+        if ref is None and self.store is not None:
+            holder = self.store
+            ref = self.store.ref_of(raw, hold=True)  # zero-copy produce
+            if ref is None:
+                ref = self.store.put(raw)
+        if ref is None:
+            self.items.append(raw)
+            self.keep.append(raw)
+        else:
+            self.holds.append((holder, ref))
+            self.items.append(ref)
+        return len(self.items) - 1
+
+    def release(self) -> None:
+        for holder, ref in self.holds:
+            holder.release(ref)
+        self.holds.clear()
+
+
+def _flat(buf: Any) -> memoryview:
+    mv = buf.raw() if isinstance(buf, pickle.PickleBuffer) else memoryview(buf)
+    return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file: io.BytesIO, sink: _Sink):
+        super().__init__(file, protocol=5, buffer_callback=self._buffer)
+        self._sink = sink
+        self._threshold = sink.threshold
+
+    def _buffer(self, pb: pickle.PickleBuffer) -> bool:
+        raw = pb.raw()  # numpy only hands out contiguous buffers
+        if raw.nbytes < self._threshold:
+            return True  # in-band
+        self._sink.add(raw)
+        return False
+
+    def persistent_id(self, obj: Any) -> Any:
+        # bytes skip reducer_override in the C pickler; only this hook sees them.
+        t = type(obj)
+        if (t is bytes or t is bytearray) and len(obj) >= self._threshold:
+            return ("b" if t is bytes else "ba", pickle.PickleBuffer(obj))
+        return None
+
+    def reducer_override(self, obj: Any) -> Any:
+        t = type(obj)
+        if t is np.ndarray:
+            if (
+                not (obj.flags.c_contiguous or obj.flags.f_contiguous)
+                and obj.nbytes >= self._threshold
+                and not obj.dtype.hasobject
+            ):
+                return np.ascontiguousarray(obj).__reduce_ex__(5)
+            return NotImplemented
+        if t is memoryview:
+            if not obj.contiguous:
+                obj = memoryview(obj.tobytes()).cast(obj.format, obj.shape)
+            return _rebuild_memoryview, (pickle.PickleBuffer(obj), obj.format, obj.shape)
+        if t.__name__ == "Tensor" and t.__module__ == "pyarrow.lib":
+            # pyarrow cannot pickle tensors; its numpy view can, out of band
+            return _rebuild_arrow_tensor, (obj.to_numpy(), obj.dim_names or None)
+        if "torch" in sys.modules:
+            torch = sys.modules["torch"]
+            if (
+                isinstance(obj, torch.Tensor)
+                and obj.device.type == "cpu"
+                and not obj.is_sparse
+                and obj.numel() * obj.element_size() >= self._threshold
+            ):
+                arr = obj.detach().contiguous().numpy()
+                return _rebuild_torch, (arr, obj.requires_grad)
+        return NotImplemented
+
+
+def _rebuild_memoryview(buf: Any, fmt: str, shape: tuple[int, ...]) -> memoryview:
+    mv = memoryview(buf)
+    if mv.format != "B" or mv.ndim != 1:
+        mv = mv.cast("B")
+    return mv.cast(fmt, shape) if (fmt, shape) != ("B", (mv.nbytes,)) else mv
+
+
+def _rebuild_arrow_tensor(arr: np.ndarray, dim_names: list[str] | None) -> Any:
+    import pyarrow as pa
+
+    return pa.Tensor.from_numpy(arr, dim_names=dim_names)
+
+
+def _rebuild_torch(arr: np.ndarray, requires_grad: bool) -> Any:
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # received arrays are read-only views
+        t = torch.from_numpy(arr)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def serialize(
+    obj: Any,
+    *,
+    store: Store | None = None,
+    arenas: ArenaMap | None = None,
+    threshold: int = DEFAULT_THRESHOLD,
+    mode: str = "pickle",
+) -> Serialized:
+    """Serialize ``obj``; buffers of ``threshold`` bytes or more go out of
+    band: into ``store`` (zero-copy when they already lie in it, or in a view
+    of ``arenas`` being forwarded), else as raw buffers to stream.
+
+    >>> s = serialize({"a": np.arange(10_000.0), "b": [1, "x"]})
+    >>> len(s.items), s.raw[0].nbytes, len(s.payload) < 200
+    (1, 80000, True)
+    >>> deserialize(s.pack_header(), make_resolver(raw=s.raw))["a"][-1]
+    np.float64(9999.0)
+    """
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+    sink = _Sink(store, arenas, threshold)
+    try:
+        if mode == "pickle":
+            f = io.BytesIO()
+            try:
+                _Pickler(f, sink).dump(obj)
+            except SerializationError:
+                raise
+            except Exception as e:
+                raise SerializationError(f"cannot pickle {_describe(obj)}: {e}") from e
+            payload = f.getvalue()
+        else:
+            payload = _safe_pack(obj, sink)
+    except BaseException:
+        sink.release()
+        raise
+    return Serialized(mode, payload, sink.items, sink.holds, sink.keep)
+
+
+def _describe(obj: Any) -> str:
+    t = type(obj)
+    return f"a {t.__module__}.{t.__qualname__}" if t.__module__ != "builtins" else f"a {t.__name__}"
+
+
+# ---- safe mode (msgpack + raw arrays + Arrow IPC)
+
+
+def _safe_pack(obj: Any, sink: _Sink) -> bytes:
+    try:
+        return msgpack.packb(_walk(obj, sink, "obj"), use_bin_type=True)
+    except SerializationError:
+        raise
+    except (OverflowError, ValueError, TypeError) as e:
+        raise SerializationError(f"safe mode cannot encode the value: {e}") from e
+
+
+def _oob_or_inline(mv: memoryview, sink: _Sink) -> int | bytes:
+    return sink.add(mv) if mv.nbytes >= sink.threshold else mv.tobytes()
+
+
+def _walk(x: Any, sink: _Sink, path: str) -> Any:
+    t = type(x)
+    if x is None or t is bool or t is int or t is float or t is str:
+        if t is int and not -(1 << 63) <= x < (1 << 64):
+            raise SerializationError(f"safe mode: {path} is an int too large for 64 bits")
+        return x
+    if t is bytes:
+        if len(x) < sink.threshold:
+            return x
+        return msgpack.ExtType(_EXT_BYTES, msgpack.packb(["b", sink.add(memoryview(x))]))
+    if t is bytearray:
+        return msgpack.ExtType(_EXT_BYTES, msgpack.packb(["ba", _oob_or_inline(_flat(x), sink)]))
+    if t is memoryview:
+        if x.format not in _SAFE_FORMATS:
+            raise SerializationError(f"safe mode: {path} is a memoryview of format {x.format!r}")
+        data = _flat(x) if x.contiguous else memoryview(x.tobytes())
+        body = ["mv", _oob_or_inline(data, sink), x.format, list(x.shape)]
+        return msgpack.ExtType(_EXT_BYTES, msgpack.packb(body))
+    if t is list:
+        return [_walk(v, sink, f"{path}[{i}]") for i, v in enumerate(x)]
+    if t is tuple:
+        inner = [_walk(v, sink, f"{path}[{i}]") for i, v in enumerate(x)]
+        return msgpack.ExtType(_EXT_TUPLE, msgpack.packb(inner, use_bin_type=True))
+    if t is dict:
+        return {_walk(k, sink, f"{path} key"): _walk(v, sink, f"{path}[{k!r}]")
+                for k, v in x.items()}  # fmt: skip
+    if t is np.ndarray or isinstance(x, np.generic):
+        arr = np.asarray(x)
+        if arr.dtype.hasobject or arr.dtype.fields is not None or arr.dtype.subdtype is not None:
+            raise SerializationError(
+                f"safe mode: {path} is a numpy array of dtype {arr.dtype}; only plain "
+                "numeric/bool/bytes dtypes are allowed"
+            )
+        data = np.ascontiguousarray(arr)
+        body = [arr.dtype.str, list(arr.shape), _oob_or_inline(_flat(data.reshape(-1)), sink),
+                t is not np.ndarray]  # fmt: skip
+        return msgpack.ExtType(_EXT_NDARRAY, msgpack.packb(body, use_bin_type=True))
+    mod = t.__module__ or ""
+    if mod.startswith("pyarrow"):
+        return _arrow_ext(x, sink, path)
+    raise SerializationError(
+        f"safe mode cannot serialize {path}: {_describe(x)} (allowed: None, bool, int, float, "
+        "str, bytes, bytearray, memoryview, list, tuple, dict, numpy arrays, pyarrow "
+        "tables/arrays; use mode='pickle' between trusted peers)"
+    )
+
+
+def _arrow_ext(x: Any, sink: _Sink, path: str) -> msgpack.ExtType:
+    import pyarrow as pa
+
+    if isinstance(x, pa.Table):
+        kind, table = "table", x
+    elif isinstance(x, pa.RecordBatch):
+        kind, table = "batch", pa.Table.from_batches([x])
+    elif isinstance(x, pa.Array):
+        kind, table = "array", pa.table({"a": x})
+    else:
+        raise SerializationError(
+            f"safe mode cannot serialize {path}: {_describe(x)} (pyarrow: Table, RecordBatch, "
+            "Array only)"
+        )
+    out = pa.BufferOutputStream()
+    with pa.ipc.new_stream(out, table.schema) as w:
+        w.write_table(table)
+    buf = out.getvalue()
+    sink.keep.append(buf)
+    return msgpack.ExtType(_EXT_ARROW, msgpack.packb([kind, _oob_or_inline(memoryview(buf), sink)]))
+
+
+# --------------------------------------------------------------------------- deserialize
+
+
+def make_resolver(
+    arenas: ArenaMap | None = None,
+    raw: Sequence[Any] = (),
+    owner: Hashable = None,
+) -> Callable[[Item], Any]:
+    """The usual ``resolve`` for :func:`deserialize`: Ref items become
+    read-only views of ``arenas`` (release tokens go to ``owner``, default the
+    arena's owner), raw items are taken from ``raw`` in order."""
+
+    def resolve(item: Item) -> Any:
+        if item.kind == ITEM_REF:
+            if arenas is None:
+                raise SerializationError(f"item {item.index} is a store reference, no ArenaMap")
+            return arenas.view(item.ref, owner)
+        if item.raw_index >= len(raw):
+            raise SerializationError(
+                f"item {item.index} is streamed buffer #{item.raw_index}, only {len(raw)} came"
+            )
+        return raw[item.raw_index]
+
+    return resolve
+
+
+def parse_header(header: bytes | bytearray | memoryview) -> tuple[str, list[Item], memoryview]:
+    """(mode, items, payload) of a packed header; SerializationError if it is
+    not one (wrong magic or version, truncated, trailing bytes, unknown item
+    kind, malformed Ref)."""
+    mv = memoryview(header).cast("B")
+    if len(mv) < _HEAD.size:
+        raise SerializationError(f"truncated header: {len(mv)} bytes, at least {_HEAD.size}")
+    magic, version, mode, _, n, plen = _HEAD.unpack_from(mv)
+    if magic != _MAGIC:
+        raise SerializationError(f"not an HPRM serialized header (magic {bytes(magic)!r})")
+    if version != _VERSION:
+        raise SerializationError(f"header version {version}, this runtime reads {_VERSION}")
+    if mode not in _MODE_NAMES:
+        raise SerializationError(f"unknown serialization mode {mode} in header")
+    if n > _MAX_ITEMS:
+        raise SerializationError(f"header announces {n} out-of-band items (max {_MAX_ITEMS})")
+    pos, items, raw_i = _HEAD.size, [], 0
+    for i in range(n):
+        if pos >= len(mv):
+            raise SerializationError(f"truncated header: item {i} of {n} missing")
+        kind = mv[pos]
+        pos += 1
+        if kind == ITEM_REF:
+            if pos + Ref.SIZE > len(mv):
+                raise SerializationError(f"truncated header: item {i} Ref cut short")
+            try:
+                ref = Ref.unpack(mv[pos : pos + Ref.SIZE])
+            except HprmError as e:
+                raise SerializationError(f"item {i}: {e}") from e
+            items.append(Item(i, ITEM_REF, ref.length, ref, -1))
+            pos += Ref.SIZE
+        elif kind == ITEM_RAW:
+            if pos + _RAWLEN.size > len(mv):
+                raise SerializationError(f"truncated header: item {i} length cut short")
+            (length,) = _RAWLEN.unpack_from(mv, pos)
+            items.append(Item(i, ITEM_RAW, length, None, raw_i))
+            raw_i += 1
+            pos += _RAWLEN.size
+        else:
+            raise SerializationError(f"unknown out-of-band item kind {kind} (item {i} of {n})")
+    if len(mv) - pos != plen:
+        raise SerializationError(
+            f"header payload is {len(mv) - pos} bytes, {plen} announced "
+            f"({'truncated' if len(mv) - pos < plen else 'trailing bytes'})"
+        )
+    return _MODE_NAMES[mode], items, mv[pos:]
+
+
+def deserialize(
+    header: bytes | bytearray | memoryview,
+    resolve: Callable[[Item], Any] | None = None,
+    *,
+    mode: str = "pickle",
+) -> Any:
+    """Rebuild the object of :meth:`Serialized.pack_header`. ``resolve(item)``
+    returns each out-of-band item's buffer (see :func:`make_resolver`).
+    ``mode="pickle"`` (trusted peers) accepts pickle and safe headers;
+    ``mode="safe"`` refuses pickle headers and never calls pickle."""
+    if mode not in _MODES:
+        raise ValueError(f"mode must be one of {sorted(_MODES)}, not {mode!r}")
+    kind, items, payload = parse_header(header)
+    if kind == "pickle" and mode == "safe":
+        raise SerializationError(
+            "refused a pickle payload on a safe-mode link (pickle can run arbitrary code)"
+        )
+    if items and resolve is None:
+        raise SerializationError(f"header has {len(items)} out-of-band items and no resolver")
+    buffers = []
+    for item in items:
+        try:
+            buf = resolve(item)
+        except SerializationError:
+            raise
+        except HprmError as e:
+            raise SerializationError(f"out-of-band item {item.index}: {e}") from e
+        n = memoryview(buf).nbytes
+        if n != item.length:
+            raise SerializationError(
+                f"out-of-band item {item.index}: buffer of {n} bytes, {item.length} announced"
+            )
+        buffers.append(buf)
+    if kind == "safe":
+        return _safe_unpack(payload, buffers)
+    try:
+        return _Unpickler(io.BytesIO(payload), buffers=buffers).load()
+    except SerializationError:
+        raise
+    except Exception as e:
+        raise SerializationError(f"corrupt pickle payload: {type(e).__name__}: {e}") from e
+
+
+class _Unpickler(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        if isinstance(pid, tuple) and len(pid) == 2:
+            kind, buf = pid
+            if kind == "b":
+                return bytes(buf)
+            if kind == "ba":
+                return bytearray(buf)
+        raise SerializationError(f"unknown persistent id in pickle payload: {pid!r:.80}")
+
+
+def _safe_unpack(payload: memoryview, buffers: list[Any]) -> Any:
+    def data(x: Any) -> Any:
+        if isinstance(x, bytes):
+            return x
+        if type(x) is int and 0 <= x < len(buffers):
+            return buffers[x]
+        raise SerializationError(f"safe payload refers to out-of-band item {x!r:.40}")
+
+    def hook(code: int, body: bytes) -> Any:
+        if code == _EXT_TUPLE:
+            return tuple(msgpack.unpackb(body, ext_hook=hook, raw=False, strict_map_key=False))
+        v = msgpack.unpackb(body, raw=False)
+        if not isinstance(v, list):
+            raise SerializationError(f"malformed msgpack extension {code}")
+        if code == _EXT_NDARRAY and len(v) == 4:
+            return _safe_array(v[0], v[1], data(v[2]), v[3])
+        if code == _EXT_BYTES and len(v) == 2:
+            buf = data(v[1])
+            if v[0] == "b":
+                return bytes(buf)
+            if v[0] == "ba":
+                return bytearray(buf)
+        if code == _EXT_BYTES and len(v) == 4 and v[0] == "mv":
+            return _safe_memoryview(data(v[1]), v[2], v[3])
+        if code == _EXT_ARROW and len(v) == 2:
+            return _safe_arrow(v[0], data(v[1]))
+        raise SerializationError(f"unknown or malformed msgpack extension type {code}")
+
+    try:
+        return msgpack.unpackb(payload, ext_hook=hook, raw=False, strict_map_key=False)
+    except SerializationError:
+        raise
+    except Exception as e:
+        raise SerializationError(f"corrupt safe payload: {type(e).__name__}: {e}") from e
+
+
+def _safe_array(dtype: Any, shape: Any, buf: Any, scalar: Any) -> Any:
+    if not isinstance(dtype, str) or not isinstance(shape, list):
+        raise SerializationError("malformed array descriptor in safe payload")
+    try:
+        dt = np.dtype(dtype)
+    except TypeError as e:
+        raise SerializationError(f"bad dtype {dtype!r:.40} in safe payload") from e
+    if dt.hasobject or dt.fields is not None:
+        raise SerializationError(f"refused dtype {dt} in safe payload")
+    if not all(type(s) is int and s >= 0 for s in shape):
+        raise SerializationError(f"bad shape {shape!r:.60} in safe payload")
+    count = int(np.prod(shape, dtype=np.int64))
+    if count * dt.itemsize != memoryview(buf).nbytes:
+        raise SerializationError(
+            f"array {dt} {tuple(shape)} needs {count * dt.itemsize} bytes, got "
+            f"{memoryview(buf).nbytes}"
+        )
+    arr = np.frombuffer(buf, dt, count).reshape(shape)
+    return arr[()] if scalar else arr
+
+
+def _safe_memoryview(buf: Any, fmt: Any, shape: Any) -> memoryview:
+    mv = _flat(buf)
+    if fmt not in _SAFE_FORMATS or not isinstance(shape, list):
+        raise SerializationError(f"refused memoryview format {fmt!r:.20} in safe payload")
+    try:
+        return mv.cast(fmt, shape) if (fmt, shape) != ("B", [mv.nbytes]) else mv
+    except (TypeError, ValueError) as e:
+        raise SerializationError(f"bad memoryview shape {shape!r:.40} in safe payload") from e
+
+
+def _safe_arrow(kind: Any, buf: Any) -> Any:
+    import pyarrow as pa
+
+    try:
+        table = pa.ipc.open_stream(pa.py_buffer(buf)).read_all()
+        table.validate(full=True)
+    except (pa.ArrowException, ValueError) as e:
+        raise SerializationError(f"corrupt Arrow IPC stream in safe payload: {e}") from e
+    if kind == "table":
+        return table
+    if kind == "batch":
+        batches = table.to_batches()
+        return batches[0] if len(batches) == 1 else table.combine_chunks().to_batches()[0]
+    if kind == "array" and table.num_columns == 1:
+        col = table.column(0)
+        return col.chunk(0) if col.num_chunks == 1 else col.combine_chunks()
+    raise SerializationError(f"unknown Arrow payload kind {kind!r:.20}")
