@@ -126,6 +126,19 @@ class _Trigger(_Element):
                     f"sources or effects; declare it, e.g. @reaction(..., sources={self.name!r})"
                 )
 
+    def _check_effect(self, verb: str) -> Scheduler:
+        """The running scheduler, if the current reaction declared this element
+        as an effect; otherwise an error naming the reaction and the element."""
+        sched = self._sched
+        r = sched.current_reaction if sched is not None else None
+        if r is None or self not in r.effects:
+            who = r.fqn if r is not None else "code outside any reaction"
+            raise EffectError(
+                f"{who} {verb} {self.fqn}, which is not among its declared effects; "
+                f"declare it, e.g. @reaction(..., effects={self.name!r})"
+            )
+        return sched
+
     @property
     def is_present(self) -> bool:
         """True when this element has a value at the current tag."""
@@ -212,14 +225,7 @@ class Port(_Trigger):
 
     def set(self, value: Any) -> None:
         """Give this port ``value`` at the current tag (last write in a tag wins)."""
-        sched = self._sched
-        r = sched.current_reaction if sched is not None else None
-        if r is None or self not in r.effects:
-            who = r.fqn if r is not None else "code outside any reaction"
-            raise EffectError(
-                f"{who} wrote {self.fqn}, which is not among its declared effects; "
-                f"declare it, e.g. @reaction(..., effects={self.name!r})"
-            )
+        sched = self._check_effect("wrote")
         if self.width is not None:
             raise EffectError(f"{self.fqn} is a multiport: set a channel, e.g. {self.name}[0]")
         for p in self._fanout:
@@ -284,14 +290,7 @@ class LogicalAction(_Action):
     kind = "logical action"
 
     def schedule(self, value: Any = None, delay: Duration = 0) -> None:
-        sched = self._sched
-        r = sched.current_reaction if sched is not None else None
-        if r is None or self not in r.effects:
-            who = r.fqn if r is not None else "code outside any reaction"
-            raise EffectError(
-                f"{who} scheduled {self.fqn}, which is not among its declared effects; "
-                f"declare it, e.g. @reaction(..., effects={self.name!r})"
-            )
+        sched = self._check_effect("scheduled")
         extra = duration(delay)
         if extra < 0:
             raise ValueError(f"{self.fqn}: schedule delay must not be negative")
