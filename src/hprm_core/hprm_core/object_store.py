@@ -89,6 +89,7 @@ import contextlib
 import fcntl
 import itertools
 import logging
+import math
 import mmap
 import os
 import pickle
@@ -543,7 +544,7 @@ class Store:
         return b
 
     def _pinned_array(self, b: _Block, dt: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
-        n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+        n = math.prod(shape) * dt.itemsize
         arena = b.arena
         lease = _Lease(arena.mv[b.data : b.data + n], arena.base + b.data, shape, dt, False)
         b.pins += 1
@@ -565,7 +566,7 @@ class Store:
         (3, 0)
         """
         dt, shp = _as_dtype_shape(dtype, shape)
-        nbytes = int(np.prod(shp, dtype=np.int64)) * dt.itemsize
+        nbytes = math.prod(shp) * dt.itemsize
         with self._lock:
             b = self._alloc(nbytes)
             return self._pinned_array(b, dt, shp)
@@ -866,7 +867,7 @@ class ArenaMap:
                 raise ObjectStoreError("arena map is closed")
             self._drain()
             m = self._check(ref)
-            n = int(np.prod(shape, dtype=np.int64)) * dt.itemsize
+            n = math.prod(shape) * dt.itemsize
             if n > ref.length:
                 raise ObjectStoreError(
                     f"{ref.describe()}: {dt} {shape} needs {n} bytes, the reference has "
