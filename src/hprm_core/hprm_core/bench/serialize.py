@@ -214,7 +214,7 @@ def measure(repeats: int) -> dict[str, Any]:
 
 def plot(doc: dict[str, Any], path: str) -> None:
     """Two bar groups would crowd one axis: one bar per (variant, op)."""
-    series = {f"{r['variant']}\n{r['op']}": ([0], [r["mb_per_s"]]) for r in doc["results"]}
+    series = {f"{r['variant']}: {r['op']}": ([0], [r["mb_per_s"]]) for r in doc["results"]}
     _save_plot(
         path,
         series,

@@ -138,20 +138,24 @@ def _save_plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5), dpi=110)
+    height = 0.45 * len(series) + 1.5 if bars else 4.5
+    fig, ax = plt.subplots(figsize=(8, height), dpi=110)
     try:
-        if bars:
+        if bars:  # horizontal, so long variant names stay readable; log value axis
             labels = list(series)
             values = [series[k][1][0] for k in labels]
-            ax.bar(range(len(labels)), values, color=[f"C{i}" for i in range(len(labels))])
-            ax.set_xticks(range(len(labels)), labels, rotation=20, ha="right")
+            ax.barh(range(len(labels)), values, color=[f"C{i}" for i in range(len(labels))])
+            ax.set_yticks(range(len(labels)), labels)
+            ax.invert_yaxis()
             for i, v in enumerate(values):
-                ax.annotate(f"{v:,.3g}", (i, v), ha="center", va="bottom", fontsize=8)
+                ax.annotate(f" {v:,.0f}", (v, i), ha="left", va="center", fontsize=8)
+            ax.set_xscale("log")
+            xlabel, ylabel = ylabel, xlabel
         else:
             for name, (xs, ys) in series.items():
                 ax.plot(xs, ys, marker="o", label=name)
             ax.legend()
-        ax.set_yscale("log")
+            ax.set_yscale("log")
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
