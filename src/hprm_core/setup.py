@@ -30,6 +30,7 @@ setup(
             "pingpong = hprm_core.bench.pingpong:main",
             "store = hprm_core.bench.store:main",
             "serialize = hprm_core.bench.serialize:main",
+            "gather = hprm_core.bench.gather:main",
         ],
     },
 )

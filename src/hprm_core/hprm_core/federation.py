@@ -42,7 +42,6 @@ import functools
 import json
 import logging
 import os
-import pickle
 import socket
 import sys
 import threading
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import transport
+from hprm_core.data_plane import DataPlane, link_options
 from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
 from hprm_core.reactor import Port, Reactor
@@ -84,6 +84,8 @@ class NetConnection:
     src_fed: int
     dst_fed: int
     needs_absent: bool = False  # destination may be granted provisional tags
+    threshold: int = 65536  # out-of-band (shared memory) from this many bytes
+    serialization: str = "pickle"  # or "safe": the receiver never unpickles
 
 
 @dataclass
@@ -133,7 +135,12 @@ class FederatedProgram:
                     f"connection {src.fqn} -> {dst.fqn}: top-level connections of a federated "
                     "program must join ports of top-level federates"
                 )
-            self.connections.append(NetConnection(len(self.connections), src, dst, delay, sf, df))
+            threshold, mode = link_options(*main._link_options.get((src, dst), (None, None)))
+            self.connections.append(
+                NetConnection(
+                    len(self.connections), src, dst, delay, sf, df, False, threshold, mode
+                )
+            )
         for c in self.connections:
             up = self.federates[c.dst_fed].upstream
             up.append((c.src_fed, c.delay))
@@ -215,6 +222,7 @@ class FederateCoordinator:
         self.in_ports: dict[int, NetConnection] = {}
         self.out_conns: list[NetConnection] = []
         self.absent_tags: dict[int, Tag] = {}  # port id -> latest tag known absent
+        self.known_tags: dict[int, Tag] = {}  # port id -> tag of the latest message on it
         self.peers: dict[int, Connection] = {}  # decentralized: downstream federate -> conn
         self.upstream_feds = {k for k, _ in me.upstream}
         self.upstream_done: set[int] = set()
@@ -224,6 +232,7 @@ class FederateCoordinator:
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
         self._batch = bytearray()  # frames for the RTI, sent together
+        self.data_plane: DataPlane | None = None
         for c in program.connections:
             if c.dst_fed == me.id:
                 self.in_ports[c.id] = c
@@ -259,21 +268,38 @@ class FederateCoordinator:
         self._sent_step: dict[int, int] = {}
 
     def _sender(self, conns: list[NetConnection]) -> Callable[[Port, Any], None]:
+        first = conns[0]
+        if any(
+            (c.threshold, c.serialization) != (first.threshold, first.serialization) for c in conns
+        ):
+            raise AssemblyError(
+                f"{first.src.fqn}: connections from one port must share threshold and serialization"
+            )
+        receivers = [c.dst_fed for c in conns]
+
         def send(port: Port, value: Any) -> None:
             sched = self.sched
-            assert sched is not None
-            payload = pickle.dumps(value, protocol=5)
+            assert sched is not None and self.data_plane is not None
+            try:
+                parts = self.data_plane.encode(
+                    value, receivers, first.threshold, first.serialization
+                )
+            except HprmError as exc:
+                raise FederationError(
+                    f"{port.fqn}: cannot send value at tag {sched.tag.elapsed(sched.start_time)}: "
+                    f"{exc}"
+                ) from exc
             for c in conns:
                 t = delayed(sched.tag, c.delay)
                 head = ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id)
                 if self.centralized:
-                    self._to_rti(Frame.MESSAGE, head, payload)
+                    self._to_rti(Frame.MESSAGE, head, *parts)
                     continue
                 conn = self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
                 try:
-                    conn.send(Frame.MESSAGE, head, payload)
+                    conn.send(Frame.MESSAGE, head, *parts)
                 except OSError as exc:
                     # The peer finished (or died: the RTI reports that). Its
                     # inputs are no longer read, so the message has no receiver.
@@ -305,6 +331,21 @@ class FederateCoordinator:
             "physical_time": physical_now,
             "pid": os.getpid(),
         }
+        directory = self.listen_dir
+        if directory is None and self.rti_address.startswith("unix:"):
+            directory = os.path.dirname(self.rti_address[5:])
+        if self.rti_address.startswith("tcp:"):
+            directory = None  # across hosts: no shared memory, payloads are streamed
+        self.data_plane = DataPlane(
+            self.sched,
+            self.me.id,
+            self.me.name,
+            secret=self.secret,
+            federation=self.federation,
+            directory=directory,
+            peer_names={f.id: f.name for f in self.program.federates},
+        )
+        self.data_plane.start()
         listen_address = None
         if not self.centralized and self.upstream_feds:
             listen_address = self._listen_for_peers()
@@ -368,15 +409,37 @@ class FederateCoordinator:
             return self.upstream_done >= self.upstream_feds
         if not self.upstream_feds:
             return True
+        # Messages on one connection arrive in tag order, so a message tagged t
+        # settles that input for every tag <= t: when every input is settled
+        # for this tag there is nothing left to wait for (reactor-c's "last
+        # known status"). Otherwise wait out the STP offset.
+        known = self.known_tags
+        if len(known) == len(self.in_ports) and min(known.values()) >= tag:
+            return True
         return sched.physical_time() >= tag.time + self.stp
 
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
+        if self.data_plane is not None:
+            self.data_plane.send_releases()
         self._flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(None)
         else:
             remaining = tag.time + self.stp - sched.physical_time()
             sched.wait(max(remaining, 0) / 1e9)
+
+    def bytes_sent(self) -> int:
+        """Bytes this federate wrote to its RTI and peer sockets (frames)."""
+        conns = [self.rti, *self.peers.values()]
+        return sum(c.bytes_sent for c in conns if c is not None) + len(self._batch)
+
+    def alloc_array(self, shape: Any, dtype: Any) -> Any:
+        """:meth:`Reactor.alloc_array` inside a federate."""
+        if self.data_plane is None or self.data_plane.store is None:
+            import numpy as np
+
+            return np.empty(shape, dtype)
+        return self.data_plane.store.alloc_array(shape, dtype)
 
     def _send_net(self, tag: Tag) -> None:
         if tag != self.last_net and self.rti is not None:
@@ -452,6 +515,8 @@ class FederateCoordinator:
             self._to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
+        if self.data_plane is not None:
+            self.data_plane.send_releases()
         if self.failure is not None or self.rti is None:
             return
         if self._needs_absent_out:
@@ -481,6 +546,9 @@ class FederateCoordinator:
         self.close()
 
     def close(self) -> None:
+        if self.data_plane is not None:
+            self.data_plane.close()
+            self.data_plane = None
         for conn in self.peers.values():
             conn.close()
         if self.rti is not None:
@@ -524,7 +592,27 @@ class FederateCoordinator:
                     sched._inbox.append((TAG_MARKER, -1, (Tag(t, m), None)))
                     sched._notify()
                 return
-            value = pickle.loads(payload[ROUTE.size :])
+            assert self.data_plane is not None
+            try:
+                value = self.data_plane.decode(
+                    c.src_fed,
+                    payload[ROUTE.size :],
+                    c.serialization,
+                    copy_raw=len(payload) <= transport.EAGER_BUFFER,
+                )
+            except HprmError as exc:
+                # Bad payload: say which connection and tag, drop it, keep running.
+                log.error(
+                    "%s: dropped a message on %s -> %s at tag %s: %s",
+                    self.me.name,
+                    c.src.fqn,
+                    c.dst.fqn,
+                    Tag(t, m).elapsed(sched.start_time),
+                    exc,
+                )
+                return
+            if not self.centralized:
+                self.known_tags[cid] = Tag(t, m)
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
             self.last_net = None

@@ -435,6 +435,7 @@ class Reactor:
         d["_elements"] = []
         d["_children"] = []
         d["_connections"] = []
+        d["_link_options"] = {}
         d["_sched"] = None
         d["_reactions"] = []
         d["federate"] = None  # set by federation (issue: federated execution)
@@ -475,6 +476,9 @@ class Reactor:
         dst: Port | Iterable[Port],
         after: Duration = None,
         broadcast: bool = False,
+        *,
+        threshold: int | None = None,
+        serialization: str | None = None,
     ) -> None:
         """Connect ports channel by channel, optionally ``after`` a logical delay.
 
@@ -484,6 +488,12 @@ class Reactor:
         destination (Lingua Franca's ``(a)+ -> b``). A connection with
         ``after`` (even ``after="0 s"``) fires at a later tag, so it breaks
         zero-delay cycles.
+
+        Between federates (separate processes) two more options apply:
+        ``threshold`` (bytes; default 64 KB): buffers this large or larger
+        travel through shared memory by reference instead of inside the frame;
+        ``serialization``: ``"pickle"`` (default, trusted peers) or ``"safe"``
+        (msgpack + raw arrays + Arrow IPC; the receiver never unpickles).
         """
         srcs = _flatten_ports(src)
         dsts = _flatten_ports(dst)
@@ -507,6 +517,8 @@ class Reactor:
             raise AssemblyError(f"{self.fqn}: after delay must not be negative")
         for s, d in zip(srcs, dsts, strict=True):
             self._connections.append((s, d, delay))
+            if threshold is not None or serialization is not None:
+                self._link_options[(s, d)] = (threshold, serialization)
 
     # -- runtime services available inside reactions --------------------------
 
@@ -529,6 +541,20 @@ class Reactor:
     def request_stop(self) -> None:
         """Stop the program at the next microstep (shutdown reactions run there)."""
         self._runtime().request_stop()
+
+    def alloc_array(self, shape: int | tuple[int, ...], dtype: Any = float) -> Any:
+        """A numpy array to fill and send without any copy (zero-copy produce).
+
+        In a federate on one host it lives in this process's shared-memory
+        object store, so setting it on an output sends only a reference; it
+        stays valid while this code holds it. Elsewhere it is ``numpy.empty``.
+        """
+        alloc = getattr(self._runtime().coordinator, "alloc_array", None)
+        if alloc is not None:
+            return alloc(shape, dtype)
+        import numpy as np
+
+        return np.empty(shape, dtype)
 
     def _runtime(self) -> Scheduler:
         sched = self._sched

@@ -210,6 +210,13 @@ class Scheduler:
         if self._wakefd >= 0 and threading.current_thread() is not self._thread:
             os.eventfd_write(self._wakefd, 1)
 
+    def wake_from_any_thread(self) -> None:
+        """Wake a waiting scheduler without taking any lock: safe from a
+        garbage-collection callback (e.g. a received array being released)."""
+        if self._wakefd >= 0:
+            with contextlib.suppress(OSError):
+                os.eventfd_write(self._wakefd, 1)
+
     def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
         """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
         readable, while it waits. Thread-safe."""

@@ -70,6 +70,8 @@ class Frame(enum.IntEnum):
     FAILED = 41  # utf-8: which federate failed and why
     CLOCK_QUERY = 50  # t1
     CLOCK_REPLY = 51  # t1 + server time
+    ARENA_REQUEST = 60  # store channel: send me your arena fds (SCM_RIGHTS follows)
+    RELEASE = 61  # store channel: n x 40-byte Ref, released by the receiver
 
 
 ROUTE = struct.Struct("<qIHI")  # tag time, microstep, destination federate, port id
@@ -139,6 +141,7 @@ class Connection:
         self._end = 0
         self._send_lock = threading.Lock()
         self.closed = False
+        self.bytes_sent = 0  # frames' bytes, headers included: proves what stays off the wire
 
     # -- sending ------------------------------------------------------------------
 
@@ -146,6 +149,7 @@ class Connection:
         length = sum(len(p) for p in parts)
         header = HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, length)
         with self._send_lock:
+            self.bytes_sent += HEADER.size + length
             if not parts or length <= 512:
                 self.sock.sendall(header + b"".join(parts))
                 return
@@ -161,6 +165,7 @@ class Connection:
     def send_encoded(self, frames: bytes | bytearray) -> None:
         """Send frames made with :func:`encode` (several at once: one syscall)."""
         with self._send_lock:
+            self.bytes_sent += len(frames)
             self.sock.sendall(frames)
 
     def send_tag(self, kind: Frame, time_ns: int, microstep: int) -> None:

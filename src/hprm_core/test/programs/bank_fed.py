@@ -55,10 +55,10 @@ class Sink(Reactor):
     coordination=COORD,
     timeout="200 ms",
     stp_offset={
-        "sink": "30 ms",
-        "workers[0]": "15 ms",
-        "workers[1]": "15 ms",
-        "workers[2]": "15 ms",
+        "sink": "120 ms",
+        "workers[0]": "50 ms",
+        "workers[1]": "50 ms",
+        "workers[2]": "50 ms",
     },
 )
 class BankFederation(Reactor):

@@ -1,0 +1,279 @@
+"""The data plane: how a federate's values cross process boundaries.
+
+Small values travel in-band inside the eager MESSAGE frame. Buffers above a
+threshold (64 KB by default, per connection) are placed in the sending
+federate's shared-memory :class:`~hprm_core.object_store.Store` and only a
+40-byte reference travels (paper section IV-C). Each federate on a Unix socket
+runs a *store channel* (``store-<id>.sock`` in the federation's private
+directory) through which
+
+- a receiver fetches the fds of arenas it has not mapped yet (``SCM_RIGHTS``,
+  once per arena; from the federate that sent it the reference, which may be
+  forwarding an arena of a third federate);
+- a receiver returns release tokens when user code dropped a received array,
+  so the sender can reuse the block (see ``object_store`` for the lifetime rule);
+- a dead receiver's holds are dropped when its channel closes.
+
+Across hosts (TCP) there is no shared memory: the same serializer streams the
+buffers inside the frame instead, transparently to reactions.
+
+Per connection, ``serialization="safe"`` selects the pickle-free encoding
+(msgpack + raw arrays + Arrow IPC); a receiver decodes such a connection's
+frames with pickle disabled, whatever the frame claims.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import socket
+import struct
+import threading
+from typing import TYPE_CHECKING, Any
+
+from hprm_core import transport
+from hprm_core.object_store import ArenaMap, Ref, Store, recv_arena_fds, send_arena_fds
+from hprm_core.serialization import (
+    ITEM_REF,
+    SerializationError,
+    deserialize,
+    make_resolver,
+    parse_header,
+    serialize,
+)
+from hprm_core.transport import Connection, Frame
+
+if TYPE_CHECKING:
+    from hprm_core.scheduler import Scheduler
+
+log = logging.getLogger("hprm.data_plane")
+
+_HEADER_LEN = struct.Struct("<I")  # serialized-header length, then streamed buffers
+
+
+class DataPlane:
+    """One federate's store, arena map and store channel."""
+
+    def __init__(
+        self,
+        sched: Scheduler,
+        me: int,
+        name: str,
+        *,
+        secret: bytes,
+        federation: str,
+        directory: str | None,
+        peer_names: dict[int, str],
+    ) -> None:
+        self.sched = sched
+        self.me = me
+        self.name = name
+        self.secret = secret
+        self.federation = federation
+        self.directory = directory  # None: no shared memory (TCP), stream instead
+        self.peer_names = peer_names
+        self.store: Store | None = None
+        self.arenas = ArenaMap(notify=sched.wake_from_any_thread)
+        self._listener: socket.socket | None = None
+        self._clients: dict[int, Connection] = {}  # producer federate -> our channel to it
+        self._served: dict[int, Connection] = {}  # consumer federate -> its channel to us
+        self._lock = threading.Lock()
+
+    # -- lifecycle ----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Create the store and listen on the store channel (Unix only)."""
+        if self.directory is None:
+            return
+        self.store = Store()
+        self._listener, _ = transport.listen(self._address(self.me))
+        threading.Thread(target=self._accept, name=f"{self.name}-store-accept", daemon=True).start()
+
+    def close(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+            with contextlib.suppress(OSError):
+                os.unlink(self._address(self.me)[5:])
+        for conn in [*self._clients.values(), *self._served.values()]:
+            with contextlib.suppress(KeyError, ValueError):
+                self.sched.remove_reader(conn.sock)
+            conn.close()
+        self.arenas.close()
+        if self.store is not None:
+            self.store.close()
+
+    def _address(self, fid: int) -> str:
+        return f"unix:{self.directory}/store-{fid}.sock"
+
+    # -- sending ----------------------------------------------------------------------
+
+    def encode(
+        self, value: Any, receivers: list[int], threshold: int, mode: str
+    ) -> list[bytes | memoryview]:
+        """Frame payload parts for ``value`` going to ``receivers`` (one hold
+        each). References when shared memory is available, else streamed."""
+        s = serialize(
+            value,
+            store=self.store,
+            arenas=self.arenas if self.store is not None else None,
+            threshold=threshold,
+            mode=mode,
+        )
+        with s:
+            for r in receivers:
+                s.share(r)
+            header = s.pack_header()
+            raw = s.raw
+            if not raw:
+                return [_HEADER_LEN.pack(len(header)), header]
+            return [_HEADER_LEN.pack(len(header)), header, b"".join(raw)]
+
+    # -- receiving ----------------------------------------------------------------------
+
+    def decode(self, src: int, payload: memoryview, mode: str, copy_raw: bool) -> Any:
+        """Rebuild a value sent by federate ``src``. ``copy_raw``: the payload
+        lives in a reused receive buffer, so streamed buffers must be copied."""
+        if len(payload) < _HEADER_LEN.size:
+            raise SerializationError("truncated payload: no serialized-header length")
+        (hlen,) = _HEADER_LEN.unpack_from(payload)
+        header = payload[_HEADER_LEN.size : _HEADER_LEN.size + hlen]
+        rest = payload[_HEADER_LEN.size + hlen :]
+        _, items, _ = parse_header(header)
+        raw: list[Any] = []
+        pos = 0
+        for item in items:
+            if item.kind == ITEM_REF:
+                assert item.ref is not None
+                self._ensure_mapped(src, item.ref)
+            else:
+                chunk = rest[pos : pos + item.length]
+                if len(chunk) != item.length:
+                    raise SerializationError(
+                        f"streamed buffer {item.raw_index} truncated ({len(chunk)} of "
+                        f"{item.length} bytes)"
+                    )
+                raw.append(bytearray(chunk) if copy_raw else chunk)
+                pos += item.length
+        return deserialize(header, make_resolver(self.arenas, raw, owner=src), mode=mode)
+
+    def _ensure_mapped(self, src: int, ref: Ref) -> None:
+        if any(a.arena_id == ref.arena_id for a in self.arenas.arenas):
+            return
+        if self.directory is None:
+            raise SerializationError(f"{ref.describe()}: shared memory reference over a TCP link")
+        conn = self._clients.get(src)
+        if conn is None:
+            conn, _ = transport.connect(
+                self._address(src),
+                self.secret,
+                {"federation": self.federation, "federate": self.me, "name": self.name},
+            )
+            self._clients[src] = conn
+            self.sched.add_reader(conn.sock, functools.partial(self._on_client_readable, src))
+        # Strict request/response on this channel: the fds follow the request.
+        conn.send(Frame.ARENA_REQUEST)
+        for info in recv_arena_fds(conn.sock):
+            self.arenas.attach(info.arena_id, info.fd, info.size, owner=src)
+        if not any(a.arena_id == ref.arena_id for a in self.arenas.arenas):
+            who = self.peer_names.get(src, src)
+            raise SerializationError(f"{ref.describe()}: federate {who} does not have that arena")
+
+    def send_releases(self) -> None:
+        """Return the release tokens of received arrays that user code dropped."""
+        releases = self.arenas.take_releases()
+        if not releases:
+            return
+        by_owner: dict[Any, list[bytes]] = {}
+        for rel in releases:
+            by_owner.setdefault(rel.owner, []).append(rel.ref.pack())
+        for owner, refs in by_owner.items():
+            conn = self._clients.get(owner)
+            if conn is None:
+                continue  # that producer is gone; its memory went with it
+            with contextlib.suppress(OSError):
+                conn.send(Frame.RELEASE, *refs)
+
+    def _on_client_readable(self, src: int) -> None:
+        """A producer closed our channel to it (it sends nothing else)."""
+        conn = self._clients.pop(src, None)
+        if conn is not None:
+            self.sched.remove_reader(conn.sock)
+            conn.close()
+
+    # -- serving other federates ----------------------------------------------------------
+
+    def _accept(self) -> None:
+        listener = self._listener
+        assert listener is not None
+
+        def check(hello: dict[str, Any]) -> str | None:
+            if hello.get("federation") != self.federation:
+                return "wrong federation"
+            if hello.get("federate") not in self.peer_names:
+                return f"unknown federate {hello.get('federate')!r}"
+            return None
+
+        while True:
+            try:
+                raw, _ = listener.accept()
+            except OSError:
+                return
+            accepted = transport.authenticate(raw, self.secret, check)
+            if accepted is not None:
+                conn, hello = accepted
+                peer = hello["federate"]
+                with self._lock:
+                    self._served[peer] = conn
+                self.sched.add_reader(conn.sock, functools.partial(self._on_served, peer, conn))
+
+    def _on_served(self, peer: int, conn: Connection) -> None:
+        """Requests from a consumer, handled in the scheduler thread."""
+        try:
+            while True:
+                kind, payload = conn.recv()
+                if kind == Frame.ARENA_REQUEST:
+                    arenas = (self.store.arenas if self.store else []) + self.arenas.arenas
+                    send_arena_fds(conn.sock, arenas)
+                elif kind == Frame.RELEASE:
+                    self._release(peer, payload)
+                else:
+                    raise transport.ProtocolError(f"unexpected {kind.name} on the store channel")
+                if not conn.has_buffered_frame():
+                    return
+        except (EOFError, OSError, transport.ProtocolError, SerializationError) as exc:
+            if not isinstance(exc, EOFError):
+                log.warning("%s: store channel of federate %s: %s", self.name, peer, exc)
+            self.sched.remove_reader(conn.sock)
+            conn.close()
+            with self._lock:
+                self._served.pop(peer, None)
+            dropped = self.store.release_all_for(peer) if self.store else 0
+            dropped += self.arenas.release_all_for(peer)
+            if dropped:
+                log.info("%s: dropped %d holds of departed federate %s", self.name, dropped, peer)
+
+    def _release(self, peer: int, payload: memoryview) -> None:
+        if len(payload) % Ref.SIZE:
+            raise SerializationError(f"RELEASE of {len(payload)} bytes is not a list of refs")
+        for i in range(0, len(payload), Ref.SIZE):
+            ref = Ref.unpack(payload[i : i + Ref.SIZE])
+            if self.store is not None and self.store.owns(ref):
+                self.store.release(ref, peer)
+            else:
+                self.arenas.release(ref, peer)
+
+
+def link_options(threshold: int | None, serialization: str | None) -> tuple[int, str]:
+    """Validated per-connection data-plane options (defaults: 64 KB, pickle)."""
+    from hprm_core.serialization import DEFAULT_THRESHOLD
+
+    mode = serialization or "pickle"
+    if mode not in ("pickle", "safe"):
+        raise ValueError(f"serialization must be 'pickle' or 'safe', got {mode!r}")
+    t = DEFAULT_THRESHOLD if threshold is None else int(threshold)
+    if t < 0:
+        raise ValueError(f"threshold must not be negative, got {t}")
+    return t, mode
