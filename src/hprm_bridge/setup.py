@@ -28,5 +28,8 @@ setup(
     # the benchmark baseline.
     extras_require={"test": ["pytest>=7", "pytest-timeout>=2", "dora-rs==1.1.0"]},
     zip_safe=False,
-    entry_points={"hprm.benchmarks": ["ros2-wire = hprm_bridge.bench:main"]},
+    entry_points={
+        "hprm.benchmarks": ["ros2-wire = hprm_bridge.bench:main"],
+        "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
+    },
 )

@@ -120,3 +120,47 @@ def load(name: str) -> Callable[[list[str]], int]:
         known = ", ".join(sorted(eps)) or "none installed"
         raise SystemExit(f"hprm bench: unknown benchmark {name!r} (available: {known})")
     return eps[name].load()
+
+
+def save_plot(
+    path: str,
+    series: dict[str, tuple[Sequence[Any], Sequence[float]]],
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    bars: bool = False,
+) -> None:
+    """A PNG with one line (or bar group) per series and a log-scale y axis,
+    like the paper's figures. Shared by every benchmark's ``--plot``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    height = 0.45 * len(series) + 1.5 if bars else 4.5
+    fig, ax = plt.subplots(figsize=(8, height), dpi=110)
+    try:
+        if bars:  # horizontal, so long variant names stay readable; log value axis
+            labels = list(series)
+            values = [series[k][1][0] for k in labels]
+            ax.barh(range(len(labels)), values, color=[f"C{i}" for i in range(len(labels))])
+            ax.set_yticks(range(len(labels)), labels)
+            ax.invert_yaxis()
+            for i, v in enumerate(values):
+                ax.annotate(f" {v:,.0f}", (v, i), ha="left", va="center", fontsize=8)
+            ax.set_xscale("log")
+            xlabel, ylabel = ylabel, xlabel
+        else:
+            for name, (xs, ys) in series.items():
+                ax.plot(xs, ys, marker="o", label=name)
+            ax.legend()
+            ax.set_yscale("log")
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)

@@ -304,6 +304,7 @@ def main(argv: list[str] | None = None) -> int:
     p = bench.parser("gather", "Broadcast + gather of large arrays to 4 clients (paper Fig. 4)")
     p.add_argument("--client", choices=["forward", "copy"], default="forward")
     p.add_argument("--sizes", help="comma-separated MB sizes (default 1,5,10,25,50)")
+    p.add_argument("--plot", metavar="PATH", help="write a PNG (log-scale latency vs size)")
     args = p.parse_args(argv)
     sizes = tuple(float(x) for x in args.sizes.split(",")) if args.sizes else SIZES_MB
     if args.quick and not args.sizes:
@@ -312,4 +313,18 @@ def main(argv: list[str] | None = None) -> int:
     doc = measure(sizes, rounds, warmup, args.client)
     doc["params"]["quick"] = args.quick
     bench.report(doc, args)
+    if args.plot:
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for row in doc["results"]:
+            if "median_ms" in row:
+                xs, ys = series.setdefault(row["variant"], ([], []))
+                xs.append(row["size_mb"])
+                ys.append(row["median_ms"])
+        bench.save_plot(
+            args.plot,
+            series,
+            title=f"broadcast + gather, 4 clients, --client {args.client}",
+            xlabel="payload (MB)",
+            ylabel="round latency, median (ms)",
+        )
     return 0

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from hprm_core import bench
-from hprm_core.bench.store import _save_plot
 from hprm_core.object_store import ArenaMap, Store
 from hprm_core.serialization import deserialize, make_resolver, serialize
 
@@ -215,7 +214,7 @@ def measure(repeats: int) -> dict[str, Any]:
 def plot(doc: dict[str, Any], path: str) -> None:
     """Two bar groups would crowd one axis: one bar per (variant, op)."""
     series = {f"{r['variant']}: {r['op']}": ([0], [r["mb_per_s"]]) for r in doc["results"]}
-    _save_plot(
+    bench.save_plot(
         path,
         series,
         title=f"Serialization throughput, {doc['params']['bytes'] // 10**6} "

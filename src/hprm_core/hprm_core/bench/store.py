@@ -122,57 +122,13 @@ def measure(sizes_mb: Sequence[int], repeats: int) -> dict[str, Any]:
     return bench.result("store", params, rows, ratios)
 
 
-def _save_plot(
-    path: str,
-    series: dict[str, tuple[Sequence[Any], Sequence[float]]],
-    *,
-    title: str,
-    xlabel: str,
-    ylabel: str,
-    bars: bool = False,
-) -> None:
-    """A PNG with one line (or bar group) per series and a log-scale y axis,
-    like the paper's figures. Shared by the store and serialize benchmarks."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    height = 0.45 * len(series) + 1.5 if bars else 4.5
-    fig, ax = plt.subplots(figsize=(8, height), dpi=110)
-    try:
-        if bars:  # horizontal, so long variant names stay readable; log value axis
-            labels = list(series)
-            values = [series[k][1][0] for k in labels]
-            ax.barh(range(len(labels)), values, color=[f"C{i}" for i in range(len(labels))])
-            ax.set_yticks(range(len(labels)), labels)
-            ax.invert_yaxis()
-            for i, v in enumerate(values):
-                ax.annotate(f" {v:,.0f}", (v, i), ha="left", va="center", fontsize=8)
-            ax.set_xscale("log")
-            xlabel, ylabel = ylabel, xlabel
-        else:
-            for name, (xs, ys) in series.items():
-                ax.plot(xs, ys, marker="o", label=name)
-            ax.legend()
-            ax.set_yscale("log")
-        ax.set_title(title)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.grid(True, which="both", alpha=0.3)
-        fig.tight_layout()
-        fig.savefig(path)
-    finally:
-        plt.close(fig)
-
-
 def plot(doc: dict[str, Any], path: str) -> None:
     series: dict[str, tuple[list[int], list[float]]] = {}
     for r in doc["results"]:
         xs, ys = series.setdefault(r["variant"], ([], []))
         xs.append(r["size_mb"])
         ys.append(max(r["median_ms"], 1e-4))
-    _save_plot(
+    bench.save_plot(
         path,
         series,
         title="Writing a numpy array to shared memory (median)",
