@@ -169,6 +169,7 @@ class _Trigger(_Element):
         self._value = value
         if self._step != sched.step:
             self._step = sched.step
+            sched.fired.append(self)  # its value is dropped when the tag ends
             enqueue = sched.enqueue
             for r in self._reactions:
                 enqueue(r)

@@ -155,6 +155,7 @@ class Scheduler:
         self.start_time = 0
         self.stop_tag: Tag = FOREVER
         self.current_reaction: Reaction | None = None
+        self.fired: list[_Trigger] = []  # elements present at the current tag
         self.failures: list[tuple[str, tuple[int, int], BaseException]] = []
         self._events: list[tuple[int, int, int, _Trigger, Any]] = []
         self._seq = 0
@@ -408,6 +409,11 @@ class Scheduler:
                 for r in self.env.reactors:
                     r.shutdown._fire(None)
             self._run_reactions()
+            # Values live for their tag only: dropping them now lets a large
+            # received array go back to its producer as soon as reactions are done.
+            for t in self.fired:
+                t._value = None
+            self.fired.clear()
             coordinator.tag_complete(self, nxt)
             if stopping:
                 return

@@ -63,6 +63,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import io
 import pickle
 import struct
@@ -244,18 +245,22 @@ def _flat(buf: Any) -> memoryview:
     return mv if mv.format == "B" and mv.ndim == 1 else mv.cast("B")
 
 
+def _to_sink(sink: _Sink, pb: pickle.PickleBuffer) -> bool:
+    raw = pb.raw()  # numpy only hands out contiguous buffers
+    if raw.nbytes < sink.threshold:
+        return True  # in-band
+    sink.add(raw)
+    return False
+
+
 class _Pickler(pickle.Pickler):
     def __init__(self, file: io.BytesIO, sink: _Sink):
-        super().__init__(file, protocol=5, buffer_callback=self._buffer)
-        self._sink = sink
+        # The callback must not be a bound method: pickler -> method -> pickler
+        # would be a reference cycle, and the pickler's memo (which holds the
+        # pickled objects) would then keep store blocks pinned until the cyclic
+        # garbage collector happens to run.
+        super().__init__(file, protocol=5, buffer_callback=functools.partial(_to_sink, sink))
         self._threshold = sink.threshold
-
-    def _buffer(self, pb: pickle.PickleBuffer) -> bool:
-        raw = pb.raw()  # numpy only hands out contiguous buffers
-        if raw.nbytes < self._threshold:
-            return True  # in-band
-        self._sink.add(raw)
-        return False
 
     def persistent_id(self, obj: Any) -> Any:
         # bytes skip reducer_override in the C pickler; only this hook sees them.

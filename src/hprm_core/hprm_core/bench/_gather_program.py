@@ -86,7 +86,12 @@ class Client(Reactor):
     @reaction("inp", effects="out")
     def answer(self):
         arr = self.inp.value
-        self.out.set(arr if CLIENT == "forward" else arr.copy())
+        if CLIENT == "forward":
+            self.out.set(arr)  # zero-copy forward: the same reference goes back
+        else:  # a fresh copy, made directly in this federate's store (one copy)
+            fresh = self.alloc_array(arr.shape, arr.dtype)
+            fresh[:] = arr
+            self.out.set(fresh)
 
 
 @main(federated=True, coordination=COORD)

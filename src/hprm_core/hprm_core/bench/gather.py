@@ -79,21 +79,28 @@ def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[
     }
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
+    started: list[float] = []
+
+    def output(line: str) -> None:
+        lines.append(line)
+        if not started and "federation started" in line:
+            started.append(time.monotonic())
+
     try:
-        run = Launch(PROGRAM, output=lines.append)
+        run = Launch(PROGRAM, output=output)
     finally:
         for k, v in saved.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    samples: list[int] = []
+    samples: list[tuple[float, int]] = []
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
             pids = [p.pid for name, p in run.procs.items() if p.poll() is None]
-            samples.append(sum(_pss_kb(pid) for pid in pids))
+            samples.append((time.monotonic(), sum(_pss_kb(pid) for pid in pids)))
             time.sleep(0.02)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -105,11 +112,14 @@ def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[
     m = re.search(r"LATENCIES ([\d,]+)", text)
     if code != 0 or not m:
         raise RuntimeError(f"hprm-{coordination} gather failed (exit {code}):\n{text[-3000:]}")
-    # Baseline: the federation's memory before any payload exists (the server
-    # sleeps 0.3 s at startup); the rise is what the payload traffic added.
-    live = [s for s in samples if s > 0]
-    baseline = min(live[: max(3, len(live) // 10)]) if live else 0
-    rise_mb = (max(live) - baseline) / 1024 if live else 0.0
+    # Baseline: the running federation (stores created, modules imported)
+    # before any payload exists: the server sleeps 0.3 s after the start; the
+    # rise is what the payload traffic added on top.
+    t0 = started[0] if started else 0.0
+    before = [kb for t, kb in samples if t0 + 0.1 <= t <= t0 + 0.25]
+    during = [kb for t, kb in samples if t > t0 + 0.25]
+    baseline = max(before) if before else 0
+    rise_mb = (max(during) - baseline) / 1024 if before and during else float("nan")
     return [int(x) for x in m.group(1).split(",")], rise_mb
 
 
