@@ -1,0 +1,42 @@
+"""`hprm bench pingpong` and `hprm bench gather` run end to end (quick) and
+write well-formed results. Their figures are not asserted: these machines are
+shared and noisy; the benchmarks compare variants within one run instead."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _bench(*args, timeout=600):
+    return subprocess.run(
+        [sys.executable, "-m", "hprm_core.cli", "bench", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+
+
+def test_pingpong_quick_measures_every_variant(tmp_path):
+    out = tmp_path / "p.json"
+    r = _bench("pingpong", "--quick", "--json", out)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    by = {row["variant"]: row for row in doc["results"]}
+    for name in ("raw unix socket (floor)", "hprm decentralized", "hprm centralized"):
+        assert by[name]["median_us"] > 0 and by[name]["n"] > 100
+    assert by["hprm centralized 3-federate pipeline"]["tags_per_s"] > 0
+    assert "decentralized/raw median" in doc["ratios"]
+
+
+def test_gather_quick_one_size_writes_json_and_plot(tmp_path):
+    out, png = tmp_path / "g.json", tmp_path / "g.png"
+    r = _bench("gather", "--quick", "--sizes", "2", "--json", out, "--plot", png)
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    rows = {row["variant"]: row for row in doc["results"]}
+    for name in ("hprm-centralized", "hprm-decentralized", "shm-pickle", "pickle-socket"):
+        assert rows[name]["median_ms"] > 0 and rows[name]["rounds"] == 5
+    assert rows["hprm-centralized"]["pss_rise_mb"] >= 0
+    assert png.stat().st_size > 1000
