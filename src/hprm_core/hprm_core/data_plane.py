@@ -28,6 +28,7 @@ import contextlib
 import functools
 import logging
 import os
+import pickle
 import socket
 import struct
 import threading
@@ -50,7 +51,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hprm.data_plane")
 
-_HEADER_LEN = struct.Struct("<I")  # serialized-header length, then streamed buffers
+_INLINE = b"\x00"  # then plain pickle bytes (small value, no out-of-band buffer)
+_FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
+_HEADER_LEN = struct.Struct("<I")
 
 
 class DataPlane:
@@ -115,6 +118,22 @@ class DataPlane:
     ) -> list[bytes | memoryview]:
         """Frame payload parts for ``value`` going to ``receivers`` (one hold
         each). References when shared memory is available, else streamed."""
+        if mode == "pickle":
+            # Fast path for small values (the common case): one C-level dumps.
+            # A buffer over the threshold aborts it (handed out of band here,
+            # so nothing large is copied) in favour of the full serializer.
+            big = False
+
+            def probe(pb: pickle.PickleBuffer) -> bool:
+                nonlocal big
+                if pb.raw().nbytes >= threshold:
+                    big = True
+                    return False
+                return True
+
+            data = pickle.dumps(value, protocol=5, buffer_callback=probe)
+            if not big and len(data) < threshold:
+                return [_INLINE, data]
         s = serialize(
             value,
             store=self.store,
@@ -127,15 +146,33 @@ class DataPlane:
                 s.share(r)
             header = s.pack_header()
             raw = s.raw
-            if not raw:
-                return [_HEADER_LEN.pack(len(header)), header]
-            return [_HEADER_LEN.pack(len(header)), header, b"".join(raw)]
+            parts: list[bytes | memoryview] = [_FULL, _HEADER_LEN.pack(len(header)), header]
+            if raw:
+                parts.append(b"".join(raw))
+            return parts
 
     # -- receiving ----------------------------------------------------------------------
 
     def decode(self, src: int, payload: memoryview, mode: str, copy_raw: bool) -> Any:
         """Rebuild a value sent by federate ``src``. ``copy_raw``: the payload
         lives in a reused receive buffer, so streamed buffers must be copied."""
+        if len(payload) < 1:
+            raise SerializationError("empty payload")
+        kind = payload[:1]
+        payload = payload[1:]
+        if kind == _INLINE:
+            if mode != "pickle":
+                raise SerializationError(
+                    "refused a pickle payload on a safe-mode link (pickle can run arbitrary code)"
+                )
+            try:
+                return pickle.loads(payload)
+            except Exception as exc:
+                raise SerializationError(
+                    f"corrupt pickle payload: {type(exc).__name__}: {exc}"
+                ) from exc
+        if kind != _FULL:
+            raise SerializationError(f"unknown payload kind {bytes(kind)!r}")
         if len(payload) < _HEADER_LEN.size:
             raise SerializationError("truncated payload: no serialized-header length")
         (hlen,) = _HEADER_LEN.unpack_from(payload)
