@@ -71,6 +71,8 @@ def _assert_no_leftovers(r):
     for proc in r.launch.procs.values():
         assert proc.poll() is not None, "a federation process is still running"
     assert not os.path.exists(r.launch.dir), "the private socket directory was not removed"
+    # Arenas are memfds: never a name in /dev/shm, whatever happened.
+    assert not [n for n in os.listdir("/dev/shm") if "hprm" in n]
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
@@ -300,4 +302,37 @@ def test_large_arrays_cross_federates_by_reference_and_forward_without_copies(
     m = re.search(r"PRODUCER sent 5 x 1000000 bytes, socket bytes (\d+)", r.text)
     assert m and int(m.group(1)) < 20_000, r.text
     assert "type=dict" in r.text  # the safe (pickle-free) link rebuilt the dict
+    _assert_no_leftovers(r)
+
+
+def test_corrupt_payload_from_an_authenticated_peer_is_dropped_and_named(monkeypatch):
+    """Decentralized: connect to the sink's peer socket as federate `a` (with the
+    federation's secret) and send garbage payloads; the sink names the
+    connection and tag, drops them, and the federation finishes normally."""
+    monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
+    monkeypatch.setenv("ORDER_COUNT", "50")
+    monkeypatch.setenv("ORDER_PERIOD", "10 ms")
+    monkeypatch.setenv("ORDER_TIMEOUT", "900 ms")
+    monkeypatch.setenv("ORDER_STP", "50 ms")
+    r = Run(PROGRAMS / "ordering.py")
+    r.wait_for(r"federation started")
+    launch = r.launch
+    sink_id = launch.names.index("sink")
+    conn, _ = transport.connect(
+        f"unix:{launch.dir}/fed-{sink_id}.sock",
+        launch.secret.encode(),
+        {"federation": launch.federation, "federate": launch.names.index("a"), "name": "a"},
+    )
+    cid = 0  # Ordering's first top-level connection: a.out -> sink.direct
+    route = transport.ROUTE.pack(10**18, 0, sink_id, cid)
+    conn.send(transport.Frame.MESSAGE, route, b"\x00not a pickle at all")
+    conn.send(transport.Frame.MESSAGE, route, b"\x01\xff\xff\xff\xff")
+    conn.send(transport.Frame.MESSAGE, route, b"\x07")
+    conn.close()
+    r.wait()
+    assert r.code == 0, r.text
+    dropped = re.findall(r"dropped a message on Ordering\.a\.out -> Ordering\.sink\.direct", r.text)
+    assert len(dropped) == 3, r.text
+    assert "corrupt pickle payload" in r.text and "unknown payload kind" in r.text
+    assert _sink_counts(r.text)["received"] >= 50
     _assert_no_leftovers(r)
