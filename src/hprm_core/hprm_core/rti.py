@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import json
 import logging
 import os
@@ -67,6 +68,9 @@ class _Federate:
     stop_reply: Tag | None = None
     ready: bool = False
     outbox: bytearray = field(default_factory=bytearray)
+    # tags of messages forwarded to it that it has not completed yet (reactor-c's
+    # in-transit queue): its next event can be no later than the earliest one
+    in_transit: list[Tag] = field(default_factory=list)
     downstream: set[int] = field(default_factory=set)
 
 
@@ -298,12 +302,17 @@ class RTI:
 
     def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
         if kind == Frame.NET:
-            fed.net = Tag(*unpack_tag(payload))
+            # A NET may have been sent before the federate saw a message we
+            # forwarded since: it still has that message's tag to process.
+            net = Tag(*unpack_tag(payload))
+            fed.net = min(net, fed.in_transit[0]) if fed.in_transit else net
             self._evaluate()
         elif kind == Frame.LTC:
             t = Tag(*unpack_tag(payload))
             if t > fed.ltc:
                 fed.ltc = t
+            while fed.in_transit and fed.in_transit[0] <= t:
+                heapq.heappop(fed.in_transit)
             self._evaluate()
         elif kind in (Frame.MESSAGE, Frame.ABSENT):
             t, m, dst, _cid = ROUTE.unpack_from(payload)
@@ -312,8 +321,10 @@ class RTI:
                 raise transport.ProtocolError(f"message for unknown federate {dst}")
             if not (target.resigned or target.failed):
                 self._send(target, kind, payload)
-                if Tag(t, m) < target.net:
-                    target.net = Tag(t, m)
+                tag = Tag(t, m)
+                heapq.heappush(target.in_transit, tag)
+                if tag < target.net:
+                    target.net = tag
                 self._evaluate()
         elif kind == Frame.STOP_REQUEST:
             proposal = Tag(*unpack_tag(payload))
