@@ -54,7 +54,7 @@ from hprm_core import transport
 from hprm_core.data_plane import DataPlane, link_options
 from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
-from hprm_core.reactor import Port, Reactor
+from hprm_core.reactor import PhysicalAction, Port, Reactor
 from hprm_core.scheduler import TAG_MARKER, Scheduler
 from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
@@ -62,6 +62,7 @@ from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpac
 log = logging.getLogger("hprm.federation")
 
 COORDINATIONS = ("centralized", "decentralized")
+PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
 
 
 class FederationError(HprmError):
@@ -215,7 +216,6 @@ class FederateCoordinator:
         self.rti: Connection | None = None
         self.granted: Tag = NEVER  # TAG: everything <= granted is known
         self.provisional: Tag = NEVER  # PTAG
-        self.committed: Tag = NEVER  # the tag last approved for processing
         self.last_net: Tag | None = None
         self.stop_pending: Tag | None = None  # replied to a stop request, not yet granted
         self.failure: str | None = None
@@ -233,6 +233,7 @@ class FederateCoordinator:
         self.gone: set[int] = set()  # peers whose connection closed
         self._batch = bytearray()  # frames for the RTI, sent together
         self.data_plane: DataPlane | None = None
+        self.physical_lead: int | None = None  # min_delay of our physical actions
         for c in program.connections:
             if c.dst_fed == me.id:
                 self.in_ports[c.id] = c
@@ -245,6 +246,10 @@ class FederateCoordinator:
 
     def wire(self, env: Environment) -> None:
         """Attach senders to network outputs; record readers of network inputs."""
+        physical = [t for t in env.triggers if isinstance(t, PhysicalAction)]
+        if physical and self.centralized and self.out_conns:
+            self.physical_lead = min(a.min_delay for a in physical)
+            env.scheduler.idle_poll = PHYSICAL_NET_POLL_S
         by_port: dict[Port, list[NetConnection]] = {}
         for c in self.out_conns:
             by_port.setdefault(c.src, []).append(c)
@@ -388,7 +393,6 @@ class FederateCoordinator:
                     sched.wait(None)
                     continue
                 if self._may_process(sched, tag):
-                    self.committed = tag
                     if self.provisional == tag and self.granted < tag:
                         sched.gate[:] = list(self._gate_template)
                     else:
@@ -423,7 +427,7 @@ class FederateCoordinator:
             self.data_plane.send_releases()
         self._flush()
         if self.centralized or tag >= FOREVER:
-            sched.wait(None)
+            sched.wait(sched.idle_poll)
         else:
             remaining = tag.time + self.stp - sched.physical_time()
             sched.wait(max(remaining, 0) / 1e9)
@@ -442,9 +446,18 @@ class FederateCoordinator:
         return self.data_plane.store.alloc_array(shape, dtype)
 
     def _send_net(self, tag: Tag) -> None:
+        if self.physical_lead is not None and self.sched is not None:
+            # A physical action may still produce an event at (now + its
+            # min_delay): never promise the RTI anything later than that
+            # (reactor-c does the same); idle_poll keeps the promise moving.
+            cap = Tag(self.sched.physical_time() + self.physical_lead, 0)
+            if cap < tag:
+                tag = cap
         if tag != self.last_net and self.rti is not None:
             self.last_net = tag
             self._to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
+            if self.physical_lead is not None:
+                self._flush()
 
     def _to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
         """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
@@ -628,10 +641,14 @@ class FederateCoordinator:
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
             with sched._wake:
-                reply = max(proposed, self.committed.delay(0))
+                # This runs in the scheduler thread (selector callback), so
+                # sched.tag is the tag in progress or last processed; waking the
+                # scheduler makes it re-check before it advances past the reply.
+                reply = max(proposed, sched.tag.delay(0))
                 if self.stop_pending is None or reply < self.stop_pending:
                     self.stop_pending = reply
                 reply = self.stop_pending
+                sched.wake()
             assert self.rti is not None
             self._flush()
             self.rti.send_tag(Frame.STOP_REPLY, reply.time, reply.microstep)

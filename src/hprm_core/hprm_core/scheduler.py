@@ -173,6 +173,8 @@ class Scheduler:
         self.running = False
         self._tardy_last: dict[Any, Tag] = {}
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
+        # Seconds between coordinator check-ins while idle (None: only on events).
+        self.idle_poll: float | None = None
         # Provisional tags only: (first reader index, port) of unsettled network inputs.
         self.gate: list[tuple[int, Any]] = []
         for t in env.triggers:
@@ -391,7 +393,7 @@ class Scheduler:
                 continue  # something arrived meanwhile: choose again
             if nxt >= FOREVER:
                 if self.keepalive:
-                    self._wait_for_inbox(None)
+                    self._wait_for_inbox(self.idle_poll)
                 else:  # nothing can ever happen again: shut down at the next microstep
                     self._stop_at(self.tag.delay(0))
                 continue
@@ -419,7 +421,8 @@ class Scheduler:
                 return
 
     def _wait_until(self, t: int) -> bool:
-        """Sleep until physical time ``t``; False if woken early by the inbox."""
+        """Sleep until physical time ``t``; False if woken early (the inbox, or
+        ``idle_poll``: the coordinator must refresh what it promised others)."""
         with self._wake:
             while True:
                 if self._inbox:
@@ -427,6 +430,9 @@ class Scheduler:
                 remaining = t - time.time_ns() - self.clock_offset
                 if remaining <= 0:
                     return True
+                if self.idle_poll is not None and remaining > self.idle_poll * 1e9:
+                    self.wait(self.idle_poll)
+                    return False
                 self.wait(remaining / 1e9)
 
     def _wait_for_inbox(self, timeout: float | None) -> None:
