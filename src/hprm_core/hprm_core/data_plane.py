@@ -92,7 +92,7 @@ class DataPlane:
             return
         self.store = Store()
         self._listener, _ = transport.listen(self._address(self.me))
-        threading.Thread(target=self._accept, name=f"{self.name}-store-accept", daemon=True).start()
+        threading.Thread(target=self._serve, name=f"{self.name}-store-accept", daemon=True).start()
 
     def close(self) -> None:
         if self._listener is not None:
@@ -242,29 +242,17 @@ class DataPlane:
 
     # -- serving other federates ----------------------------------------------------------
 
-    def _accept(self) -> None:
-        listener = self._listener
-        assert listener is not None
+    def _serve(self) -> None:
+        assert self._listener is not None
+        transport.serve(
+            self._listener, self.secret, self.federation, self.peer_names, self._add_consumer
+        )
 
-        def check(hello: dict[str, Any]) -> str | None:
-            if hello.get("federation") != self.federation:
-                return "wrong federation"
-            if hello.get("federate") not in self.peer_names:
-                return f"unknown federate {hello.get('federate')!r}"
-            return None
-
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            accepted = transport.authenticate(raw, self.secret, check)
-            if accepted is not None:
-                conn, hello = accepted
-                peer = hello["federate"]
-                with self._lock:
-                    self._served[peer] = conn
-                self.sched.add_reader(conn.sock, functools.partial(self._on_served, peer, conn))
+    def _add_consumer(self, conn: Connection, hello: dict[str, Any]) -> None:
+        peer = hello["federate"]
+        with self._lock:
+            self._served[peer] = conn
+        self.sched.add_reader(conn.sock, functools.partial(self._on_served, peer, conn))
 
     def _on_served(self, peer: int, conn: Connection) -> None:
         """Requests from a consumer, handled in the scheduler thread."""

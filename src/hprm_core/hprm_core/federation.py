@@ -700,28 +700,16 @@ class FederateCoordinator:
         return actual
 
     def _accept_peers(self) -> None:
-        listener = self._listener
-        assert listener is not None
+        assert self._listener is not None
+        transport.serve(
+            self._listener, self.secret, self.federation, self.upstream_feds, self._add_upstream
+        )
 
-        def check(hello: dict[str, Any]) -> str | None:
-            if hello.get("federation") != self.federation:
-                return "wrong federation"
-            if hello.get("federate") not in self.upstream_feds:
-                return f"federate {hello.get('federate')} is not upstream of {self.me.name}"
-            return None
-
-        while True:
-            try:
-                raw, _ = listener.accept()
-            except OSError:
-                return
-            accepted = transport.authenticate(raw, self.secret, check)
-            if accepted is not None:
-                conn, hello = accepted
-                assert self.sched is not None
-                self.sched.add_reader(
-                    conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
-                )
+    def _add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
+        assert self.sched is not None
+        self.sched.add_reader(
+            conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
+        )
 
     def _on_peer_readable(self, conn: Connection, fid: int) -> None:
         """Decentralized data path, in the scheduler thread: no thread hand-off."""

@@ -326,6 +326,34 @@ def authenticate(
     return conn, hello
 
 
+def serve(
+    listener: socket.socket,
+    secret: bytes,
+    federation: str,
+    allowed: Any,
+    on_peer: Any,
+) -> None:
+    """Accept loop (run it in a thread): authenticate each connection as a
+    federate of ``federation`` whose id is in ``allowed``, then hand it to
+    ``on_peer(conn, hello)``. Returns when the listener is closed."""
+
+    def check(hello: dict[str, Any]) -> str | None:
+        if hello.get("federation") != federation:
+            return "wrong federation"
+        if hello.get("federate") not in allowed:
+            return f"federate {hello.get('federate')!r} may not connect here"
+        return None
+
+    while True:
+        try:
+            raw, _ = listener.accept()
+        except OSError:
+            return
+        accepted = authenticate(raw, secret, check)
+        if accepted is not None:
+            on_peer(*accepted)
+
+
 def pack_tag(time_ns: int, microstep: int) -> bytes:
     return TAG.pack(time_ns, microstep)
 

@@ -6,9 +6,10 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import pytest
+
+from hprm_core.testing import leaked_shm
 
 
 def hprm(*args, timeout=240):
@@ -16,18 +17,6 @@ def hprm(*args, timeout=240):
         [sys.executable, "-m", "hprm_core.cli", *map(str, args)],
         capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
-
-
-def leaked_shm(before, grace=3.0):
-    """Entries new in /dev/shm since ``before`` that persist for ``grace``
-    seconds: concurrent runs (benchmarks using multiprocessing.shared_memory)
-    create short-lived ones, a leak stays."""
-    suspects = set(os.listdir("/dev/shm")) - before
-    deadline = time.monotonic() + grace
-    while suspects and time.monotonic() < deadline:
-        time.sleep(0.05)
-        suspects &= set(os.listdir("/dev/shm"))
-    return suspects
 
 
 def run_bench(name, tmp_path):

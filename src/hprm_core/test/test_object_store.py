@@ -31,24 +31,13 @@ from hprm_core.object_store import (
     recv_arena_fds,
     send_arena_fds,
 )
+from hprm_core.testing import leaked_shm
 
 MiB = 1 << 20
 
 
 def shm_names():
     return set(os.listdir("/dev/shm"))
-
-
-def leaked_shm(before, grace=3.0):
-    """Entries new in /dev/shm since ``before`` that persist for ``grace``
-    seconds: concurrent runs (benchmarks using multiprocessing.shared_memory)
-    create short-lived ones, a leak stays."""
-    suspects = set(os.listdir("/dev/shm")) - before
-    deadline = time.monotonic() + grace
-    while suspects and time.monotonic() < deadline:
-        time.sleep(0.05)
-        suspects &= set(os.listdir("/dev/shm"))
-    return suspects
 
 
 def open_fds():

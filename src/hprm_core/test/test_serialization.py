@@ -14,7 +14,6 @@ import struct
 import subprocess
 import sys
 import textwrap
-import time
 
 import msgpack
 import numpy as np
@@ -33,21 +32,10 @@ from hprm_core.serialization import (
     parse_header,
     serialize,
 )
+from hprm_core.testing import leaked_shm
 
 MiB = 1 << 20
 BIG = DEFAULT_THRESHOLD  # smallest size that goes out of band
-
-
-def leaked_shm(before, grace=3.0):
-    """Entries new in /dev/shm since ``before`` that persist for ``grace``
-    seconds: concurrent runs (benchmarks using multiprocessing.shared_memory)
-    create short-lived ones, a leak stays."""
-    suspects = set(os.listdir("/dev/shm")) - before
-    deadline = time.monotonic() + grace
-    while suspects and time.monotonic() < deadline:
-        time.sleep(0.05)
-        suspects &= set(os.listdir("/dev/shm"))
-    return suspects
 
 
 @pytest.fixture(autouse=True)
