@@ -50,6 +50,7 @@ class Run:
             if re.search(pattern, self.text):
                 return
             time.sleep(0.02)
+        self.launch.terminate()  # leave no process or directory behind
         raise AssertionError(f"{pattern!r} never appeared in:\n{self.text}")
 
 
