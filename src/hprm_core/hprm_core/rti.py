@@ -68,6 +68,7 @@ class _Federate:
     stop_reply: Tag | None = None
     ready: bool = False
     outbox: bytearray = field(default_factory=bytearray)
+    writing: bool = False  # registered for EVENT_WRITE (outbox not drained)
     # tags of messages forwarded to it that it has not completed yet (reactor-c's
     # in-transit queue): its next event can be no later than the earliest one
     in_transit: list[Tag] = field(default_factory=list)
@@ -104,6 +105,7 @@ class RTI:
         self._selector = selectors.DefaultSelector()
         self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._joining: list[tuple[Connection, dict[str, Any]]] = []
+        self._dirty: set[int] = set()  # federates with queued frames
 
     # -- joining ----------------------------------------------------------------------
 
@@ -207,6 +209,7 @@ class RTI:
                         joining, self._joining = self._joining, []
                     for conn, hello in joining:
                         self._register(conn, hello)
+                self._flush_dirty()
         self.close()
         return self.exit_code
 
@@ -343,39 +346,43 @@ class RTI:
             raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
 
     def _send(self, target: _Federate, kind: Frame, payload: bytes | memoryview) -> None:
-        """Queue a frame for a federate without ever blocking the RTI's loop: a
-        federate that is busy (not reading) must not stall the others, and two
-        parties both blocked sending to each other would deadlock."""
+        """Queue a frame for a federate. Queues are written once per loop
+        iteration (:meth:`_flush_dirty`): a forwarded message and the grant it
+        enables leave in one write, so the receiver wakes once. Writes never
+        block the loop: a federate that is busy (not reading) must not stall
+        the others, and two parties both blocked sending would deadlock."""
         if target.conn.closed:
             return
-        frame = transport.encode(kind, payload)
-        if not target.outbox:
-            try:
-                sent = target.conn.sock.send(frame, socket.MSG_DONTWAIT)
-            except BlockingIOError:
-                sent = 0
-            except OSError as exc:
-                log.debug("could not send %s to %s: %s", kind.name, target.name, exc)
-                return  # it is gone; its own reader reports that
-            if sent == len(frame):
-                return
-            frame = frame[sent:]
-            self._selector.modify(
-                target.conn.sock, selectors.EVENT_READ | selectors.EVENT_WRITE, target
-            )
-        target.outbox += frame
+        target.outbox += transport.encode(kind, payload)
+        self._dirty.add(target.id)
+
+    def _flush_dirty(self) -> None:
+        dirty, self._dirty = self._dirty, set()
+        for fid in dirty:
+            fed = self.feds[fid]
+            if fed.writing:
+                continue  # waiting for EVENT_WRITE already
+            self._flush(fed)
 
     def _flush(self, fed: _Federate) -> None:
+        if fed.conn.closed:
+            fed.outbox.clear()
+            return
         try:
             sent = fed.conn.sock.send(fed.outbox, socket.MSG_DONTWAIT)
         except BlockingIOError:
-            return
-        except OSError:
+            sent = 0
+        except OSError as exc:
+            log.debug("could not send to %s: %s", fed.name, exc)
             fed.outbox.clear()
-            return
+            return  # it is gone; its own reader reports that
         del fed.outbox[:sent]
-        if not fed.outbox:
-            self._selector.modify(fed.conn.sock, selectors.EVENT_READ, fed)
+        want_write = bool(fed.outbox)
+        if want_write != fed.writing:
+            fed.writing = want_write
+            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want_write else 0)
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.modify(fed.conn.sock, events, fed)
 
     def _maybe_grant_stop(self) -> None:
         if self.stop_proposal is None:
