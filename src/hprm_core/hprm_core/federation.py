@@ -24,6 +24,12 @@ Coordination (one setting per program, ``coordination=``):
   ``stp_violation`` handler runs instead of the reaction (never silently
   reordered).
 
+Values cross processes through :mod:`hprm_core.data_plane`: small ones inside
+the frame, large buffers as shared-memory references (streamed over TCP). A
+federate with physical actions never promises the RTI a next event later than
+"now + min_delay" (its events come from outside logical time), renewing that
+promise while idle, as reactor-c does.
+
 Example::
 
     @main(federated=True, coordination="decentralized", stp_offset="5 ms")

@@ -439,7 +439,6 @@ class Reactor:
         d["_link_options"] = {}
         d["_sched"] = None
         d["_reactions"] = []
-        d["federate"] = None  # set by federation (issue: federated execution)
         self.startup = _BuiltinTrigger()
         self.shutdown = _BuiltinTrigger()
 
