@@ -90,7 +90,6 @@ class DataPlane:
         """Create the store and listen on the store channel (Unix only)."""
         if self.directory is None:
             return
-        self.store = Store()
         self._listener, _ = transport.listen(self._address(self.me))
         threading.Thread(target=self._serve, name=f"{self.name}-store-accept", daemon=True).start()
 
@@ -107,6 +106,14 @@ class DataPlane:
         self.arenas.close()
         if self.store is not None:
             self.store.close()
+
+    def local_store(self) -> Store | None:
+        """This federate's object store, created on first use: a federate that
+        never sends a large value never maps (or pre-faults) an arena. None
+        where there is no shared memory (TCP)."""
+        if self.store is None and self.directory is not None:
+            self.store = Store()
+        return self.store
 
     def _address(self, fid: int) -> str:
         return f"unix:{self.directory}/store-{fid}.sock"
@@ -136,8 +143,8 @@ class DataPlane:
                 return [_INLINE, data]
         s = serialize(
             value,
-            store=self.store,
-            arenas=self.arenas if self.store is not None else None,
+            store=self.local_store(),
+            arenas=self.arenas if self.directory is not None else None,
             threshold=threshold,
             mode=mode,
         )

@@ -445,11 +445,12 @@ class FederateCoordinator:
 
     def alloc_array(self, shape: Any, dtype: Any) -> Any:
         """:meth:`Reactor.alloc_array` inside a federate."""
-        if self.data_plane is None or self.data_plane.store is None:
+        store = self.data_plane.local_store() if self.data_plane is not None else None
+        if store is None:
             import numpy as np
 
             return np.empty(shape, dtype)
-        return self.data_plane.store.alloc_array(shape, dtype)
+        return store.alloc_array(shape, dtype)
 
     def _send_net(self, tag: Tag) -> None:
         if self.physical_lead is not None and self.sched is not None:
