@@ -89,7 +89,13 @@ class Sink(Reactor):
         print(f"{self.label} k={int(img[0])} zero_copy={ok} type={type(v).__name__}", flush=True)
 
 
-@main(federated=True, coordination=COORD)
+# Decentralized: without an STP offset a receiver may pass a tag before the
+# (slower, forwarded) message for it arrives, and stop before late ones land.
+@main(
+    federated=True,
+    coordination=COORD,
+    stp_offset={"relay": "100 ms", "safe_sink": "100 ms", "sink": "200 ms"},
+)
 class ZeroCopy(Reactor):
     def __init__(self):
         super().__init__()
