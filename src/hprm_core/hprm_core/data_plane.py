@@ -56,6 +56,23 @@ _FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
 _HEADER_LEN = struct.Struct("<I")
 
 
+class _ThresholdProbe:
+    """pickle's buffer_callback for the fast path: notes whether any buffer
+    reaches the threshold (and keeps such a buffer out of band, uncopied)."""
+
+    __slots__ = ("big", "threshold")
+
+    def __init__(self) -> None:
+        self.threshold = 0
+        self.big = False
+
+    def __call__(self, pb: pickle.PickleBuffer) -> bool:
+        if pb.raw().nbytes >= self.threshold:
+            self.big = True
+            return False
+        return True
+
+
 class DataPlane:
     """One federate's store, arena map and store channel."""
 
@@ -83,13 +100,18 @@ class DataPlane:
         self._clients: dict[int, Connection] = {}  # producer federate -> our channel to it
         self._served: dict[int, Connection] = {}  # consumer federate -> its channel to us
         self._lock = threading.Lock()
+        self._probe = _ThresholdProbe()  # reused: sends happen in the scheduler thread
 
     # -- lifecycle ----------------------------------------------------------------------
 
-    def start(self) -> None:
-        """Create the store and listen on the store channel (Unix only)."""
+    def start(self, sends: bool) -> None:
+        """Listen on the store channel (Unix only). A federate that ``sends``
+        creates its store now: pre-faulting an arena takes a few hundred ms,
+        which must not land in its first reaction."""
         if self.directory is None:
             return
+        if sends:
+            self.local_store()
         self._listener, _ = transport.listen(self._address(self.me))
         threading.Thread(target=self._serve, name=f"{self.name}-store-accept", daemon=True).start()
 
@@ -108,9 +130,9 @@ class DataPlane:
             self.store.close()
 
     def local_store(self) -> Store | None:
-        """This federate's object store, created on first use: a federate that
-        never sends a large value never maps (or pre-faults) an arena. None
-        where there is no shared memory (TCP)."""
+        """This federate's object store (created at start by federates with
+        outputs, else on first use), or None where there is no shared memory
+        (TCP)."""
         if self.store is None and self.directory is not None:
             self.store = Store()
         return self.store
@@ -129,17 +151,10 @@ class DataPlane:
             # Fast path for small values (the common case): one C-level dumps.
             # A buffer over the threshold aborts it (handed out of band here,
             # so nothing large is copied) in favour of the full serializer.
-            big = False
-
-            def probe(pb: pickle.PickleBuffer) -> bool:
-                nonlocal big
-                if pb.raw().nbytes >= threshold:
-                    big = True
-                    return False
-                return True
-
+            probe = self._probe
+            probe.threshold, probe.big = threshold, False
             data = pickle.dumps(value, protocol=5, buffer_callback=probe)
-            if not big and len(data) < threshold:
+            if not probe.big and len(data) < threshold:
                 return [_INLINE, data]
         s = serialize(
             value,

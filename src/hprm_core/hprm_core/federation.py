@@ -232,7 +232,6 @@ class FederateCoordinator:
         self.peers: dict[int, Connection] = {}  # decentralized: downstream federate -> conn
         self.upstream_feds = {k for k, _ in me.upstream}
         self.upstream_done: set[int] = set()
-        self._threads: list[threading.Thread] = []
         self._listener: socket.socket | None = None
         self._needs_absent_out: list[NetConnection] = []
         self.resigned = False
@@ -261,11 +260,14 @@ class FederateCoordinator:
             by_port.setdefault(c.src, []).append(c)
         for port, conns in by_port.items():
             port._listeners = (*port._listeners, self._sender(conns))
-        self._gate_template: list[tuple[int, Port]] = []
+        # (first reader's index, port, connection id) of each input that may be
+        # unknown during a provisional tag, in the order reactions need them
+        self._gate_template: list[tuple[int, Port, int]] = []
         for c in self.in_ports.values():
             if c.needs_absent:
                 readers = [r.index for r in env.reactions if c.dst in r.readable]
-                self._gate_template.append((min(readers, default=len(env.reactions)), c.dst))
+                first = min(readers, default=len(env.reactions))
+                self._gate_template.append((first, c.dst, c.id))
         self._gate_template.sort(key=lambda x: x[0])
         self._writers: dict[int, int] = {}  # port id -> highest index of a reaction writing it
         for c in self._needs_absent_out:
@@ -356,7 +358,7 @@ class FederateCoordinator:
             directory=directory,
             peer_names={f.id: f.name for f in self.program.federates},
         )
-        self.data_plane.start()
+        self.data_plane.start(sends=bool(self.out_conns))
         listen_address = None
         if not self.centralized and self.upstream_feds:
             listen_address = self._listen_for_peers()
@@ -487,8 +489,8 @@ class FederateCoordinator:
             while gate and (next_index is None or gate[0][0] <= next_index):
                 self._deliver_current(sched)
                 self._send_absents(sched, next_index)
-                _, port = gate[0]
-                if self._input_known(sched, port, tag):
+                _, port, cid = gate[0]
+                if self._input_known(sched, port, cid, tag):
                     gate.pop(0)
                     continue
                 if self.failure is not None:
@@ -497,10 +499,9 @@ class FederateCoordinator:
                 self._flush()
                 sched.wait(None)
 
-    def _input_known(self, sched: Scheduler, port: Port, tag: Tag) -> bool:
+    def _input_known(self, sched: Scheduler, port: Port, cid: int, tag: Tag) -> bool:
         if port._step == sched.step or self.granted >= tag:
             return True
-        cid = next(c.id for c in self.in_ports.values() if c.dst is port)
         return self.absent_tags.get(cid, NEVER) >= tag
 
     def _deliver_current(self, sched: Scheduler) -> None:
@@ -578,11 +579,6 @@ class FederateCoordinator:
             self._listener = None
 
     # -- receiving -----------------------------------------------------------------------
-
-    def _spawn(self, target: Callable[..., None], name: str, *args: Any) -> None:
-        t = threading.Thread(target=target, args=args, name=f"{self.me.name}-{name}", daemon=True)
-        t.start()
-        self._threads.append(t)
 
     def _fail(self, reason: str) -> None:
         sched = self.sched
@@ -703,7 +699,9 @@ class FederateCoordinator:
             )
             address = f"tcp:{host}:0"
         self._listener, actual = transport.listen(address)
-        self._spawn(self._accept_peers, "peer-accept")
+        threading.Thread(
+            target=self._accept_peers, name=f"{self.me.name}-peer-accept", daemon=True
+        ).start()
         return actual
 
     def _accept_peers(self) -> None:

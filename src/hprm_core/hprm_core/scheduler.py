@@ -175,8 +175,8 @@ class Scheduler:
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
         # Seconds between coordinator check-ins while idle (None: only on events).
         self.idle_poll: float | None = None
-        # Provisional tags only: (first reader index, port) of unsettled network inputs.
-        self.gate: list[tuple[int, Any]] = []
+        # Provisional tags only: (first reader index, port, connection id) of unsettled inputs.
+        self.gate: list[tuple[int, Any, int]] = []
         for t in env.triggers:
             t._sched = self
         for r in env.reactors:
