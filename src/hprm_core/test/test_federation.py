@@ -345,7 +345,10 @@ def test_corrupt_payload_from_an_authenticated_peer_is_dropped_and_named(monkeyp
 def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     """A sensor driven by a thread feeds a federate with a 1 ms timer
     (centralized): every reading arrives at its own tag (none tardy), and the
-    consumer's stop request ends the federation at once, not at the timeout."""
+    consumer's stop request ends the federation at once, not at the timeout.
+    (The stop half caught a real bug; the over-grant half did not fail on the
+    code before the NET cap either, because that code happened to delay NETs:
+    it guards the property, it did not demonstrate the fix.)"""
     r = run(PROGRAMS / "physical.py")
     assert r.code == 0, r.text
     m = re.search(r"CONSUMER got=(\[.*\]) ticks=(\d+)", r.text)
