@@ -180,9 +180,9 @@ class DataPlane:
         lives in a reused receive buffer, so streamed buffers must be copied."""
         if len(payload) < 1:
             raise SerializationError("empty payload")
-        kind = payload[:1]
+        kind = payload[0]
         payload = payload[1:]
-        if kind == _INLINE:
+        if kind == 0:  # _INLINE
             if mode != "pickle":
                 raise SerializationError(
                     "refused a pickle payload on a safe-mode link (pickle can run arbitrary code)"
@@ -193,8 +193,8 @@ class DataPlane:
                 raise SerializationError(
                     f"corrupt pickle payload: {type(exc).__name__}: {exc}"
                 ) from exc
-        if kind != _FULL:
-            raise SerializationError(f"unknown payload kind {bytes(kind)!r}")
+        if kind != 1:  # _FULL
+            raise SerializationError(f"unknown payload kind {kind}")
         if len(payload) < _HEADER_LEN.size:
             raise SerializationError("truncated payload: no serialized-header length")
         (hlen,) = _HEADER_LEN.unpack_from(payload)

@@ -224,6 +224,7 @@ class FederateCoordinator:
         self.provisional: Tag = NEVER  # PTAG
         self.last_net: Tag | None = None
         self.stop_pending: Tag | None = None  # replied to a stop request, not yet granted
+        self.stop_agreed = False  # the RTI granted a stop tag: it is final
         self.failure: str | None = None
         self.in_ports: dict[int, NetConnection] = {}
         self.out_conns: list[NetConnection] = []
@@ -395,7 +396,7 @@ class FederateCoordinator:
             while True:
                 if self.failure is not None:
                     return True  # stop locally; run() raises afterwards
-                if sched._inbox:
+                if sched._inbox or sched._rechoose:
                     return False
                 if self.stop_pending is not None and tag > self.stop_pending:
                     sched.wait(None)
@@ -487,7 +488,6 @@ class FederateCoordinator:
         tag = sched.tag
         with sched._wake:
             while gate and (next_index is None or gate[0][0] <= next_index):
-                self._deliver_current(sched)
                 self._send_absents(sched, next_index)
                 _, port, cid = gate[0]
                 if self._input_known(sched, port, cid, tag):
@@ -503,18 +503,6 @@ class FederateCoordinator:
         if port._step == sched.step or self.granted >= tag:
             return True
         return self.absent_tags.get(cid, NEVER) >= tag
-
-    def _deliver_current(self, sched: Scheduler) -> None:
-        """Inside a provisional tag: fire inputs that arrived for it right now."""
-        keep = []
-        while sched._inbox:
-            item = sched._inbox.popleft()
-            trigger, t, value = item
-            if t == -1 and value[0] == sched.tag:
-                trigger._fire(value[1])
-            else:
-                keep.append(item)
-        sched._inbox.extend(keep)
 
     def _send_absents(self, sched: Scheduler, next_index: int | None) -> None:
         """Tell downstream which outputs will stay absent at this tag, as soon as
@@ -547,13 +535,18 @@ class FederateCoordinator:
         self._flush()
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
-        if self.failure is None and self.rti is not None:
-            with sched._wake:
-                if self.stop_pending is None:
-                    self.stop_pending = tag
-            self._flush()
-            self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
-        return FOREVER if self.failure is None else tag  # the RTI's grant decides
+        if self.failure is not None or self.rti is None:
+            return tag
+        with sched._wake:
+            # One stop per federation: once a stop is being agreed (or was),
+            # another request (a reaction failing at every tag until then,
+            # say) changes nothing, and the RTI would not answer it.
+            if self.stop_agreed or self.stop_pending is not None:
+                return FOREVER
+            self.stop_pending = tag
+        self._flush()
+        self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
+        return FOREVER  # the RTI's grant decides
 
     def finish(self, sched: Scheduler) -> None:
         if self.rti is not None and self.failure is None:
@@ -599,14 +592,13 @@ class FederateCoordinator:
             if c is None or dst != self.me.id:
                 raise transport.ProtocolError(f"{source} sent a message for unknown port {cid}")
             if kind == Frame.ABSENT:
-                with sched._wake:
-                    if Tag(t, m) > self.absent_tags.get(cid, NEVER):
-                        self.absent_tags[cid] = Tag(t, m)
-                    self.last_net = None  # the RTI lowered our NET to this tag
-                    # Visit that tag even with no event of our own there: our
-                    # outputs' absence at it must be announced (zero-delay cycle).
-                    sched._inbox.append((TAG_MARKER, -1, (Tag(t, m), None)))
-                    sched._notify()
+                tag = Tag(t, m)
+                if tag > self.absent_tags.get(cid, NEVER):
+                    self.absent_tags[cid] = tag
+                self.last_net = None  # the RTI lowered our NET to this tag
+                # Visit that tag even with no event of our own there: our
+                # outputs' absence at it must be announced (zero-delay cycle).
+                sched.schedule_network(TAG_MARKER, tag, None)
                 return
             assert self.data_plane is not None
             try:
@@ -634,13 +626,13 @@ class FederateCoordinator:
             self.last_net = None
             sched.schedule_network(c.dst, Tag(t, m), value)
         elif kind in (Frame.TAG, Frame.PTAG):
+            # No lock, no notification: this runs in the scheduler thread,
+            # which re-checks its grants as soon as the callback returns.
             g = Tag(*unpack_tag(payload))
-            with sched._wake:
-                if kind == Frame.TAG and g > self.granted:
-                    self.granted = g
-                elif kind == Frame.PTAG and g > self.provisional:
-                    self.provisional = g
-                sched._notify()
+            if kind == Frame.TAG and g > self.granted:
+                self.granted = g
+            elif kind == Frame.PTAG and g > self.provisional:
+                self.provisional = g
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
             with sched._wake:
@@ -660,6 +652,7 @@ class FederateCoordinator:
             with sched._wake:
                 sched.stop_tag = min(sched.stop_tag, g)
                 self.stop_pending = None
+                self.stop_agreed = True
                 sched.wake()
         elif kind == Frame.FAILED:
             self._fail(bytes(payload).decode())
@@ -725,7 +718,7 @@ class FederateCoordinator:
                 kind, payload = conn.recv()
                 if kind == Frame.RESIGN:
                     break
-                self._handle_message(kind, payload, f"federate {fid}")
+                self._handle_message(kind, payload, conn.peer)
                 if not conn.has_buffered_frame():
                     return
         except (EOFError, OSError):

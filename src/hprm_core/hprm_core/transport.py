@@ -74,6 +74,10 @@ class Frame(enum.IntEnum):
     RELEASE = 61  # store channel: n x 40-byte Ref, released by the receiver
 
 
+_FRAMES = {f.value: f for f in Frame}  # wire byte -> Frame, without Enum's slow call
+_HEADER_SIZE = HEADER.size
+_unpack_header = HEADER.unpack_from
+
 ROUTE = struct.Struct("<qIHI")  # tag time, microstep, destination federate, port id
 CLOCK = struct.Struct("<qq")  # the query's t1, the server's clock when it answered
 
@@ -195,30 +199,34 @@ class Connection:
         return have >= HEADER.size + length
 
     def recv(self) -> tuple[Frame, memoryview]:
-        """The next frame. Raises EOFError on a clean close, ProtocolError on garbage."""
-        self._fill(HEADER.size)
-        magic, version, kind, length = HEADER.unpack_from(self._buf, self._start)
-        if magic != MAGIC:
-            raise ProtocolError(f"{self.peer} sent a frame without the HPRM magic (not HPRM?)")
-        if version != PROTOCOL_VERSION:
-            raise ProtocolError(
-                f"{self.peer} speaks HPRM protocol version {version}; this side speaks "
-                f"{PROTOCOL_VERSION}: run the same hprm_core version everywhere"
-            )
-        try:
-            kind = Frame(kind)
-        except ValueError:
-            raise ProtocolError(f"{self.peer} sent unknown frame type {kind}") from None
+        """The next frame. Raises EOFError on a clean close, ProtocolError on garbage.
+
+        Written for the common case, a whole small frame already (or, after
+        one read, now) in the buffer: it is on every message's path.
+        """
+        start = self._start
+        if self._end - start < _HEADER_SIZE:
+            self._fill(_HEADER_SIZE)
+            start = self._start
+        magic, version, kind, length = _unpack_header(self._buf, start)
+        frame = _FRAMES.get(kind)
+        if magic != MAGIC or version != PROTOCOL_VERSION or frame is None:
+            raise self._bad_header(magic, version, kind)
         if length > self.max_frame:
             raise ProtocolError(
                 f"{self.peer} sent a {length}-byte frame; the limit is {self.max_frame} bytes"
             )
-        self._start += HEADER.size
+        start += _HEADER_SIZE
+        end = start + length
+        if end <= self._end:  # already here
+            self._start = end
+            return frame, self._view[start:end]
+        self._start = start
         if length <= len(self._buf):
             self._fill(length)
-            payload = self._view[self._start : self._start + length]
-            self._start += length
-            return kind, payload
+            start = self._start
+            self._start = start + length
+            return frame, self._view[start : start + length]
         # Larger than the eager buffer: read it into a buffer of its own.
         big = bytearray(length)
         have = self._end - self._start
@@ -231,6 +239,16 @@ class Connection:
                 raise EOFError(f"connection to {self.peer} closed mid-frame")
             have += got
         return kind, view
+
+    def _bad_header(self, magic: bytes, version: int, kind: int) -> ProtocolError:
+        if magic != MAGIC:
+            return ProtocolError(f"{self.peer} sent a frame without the HPRM magic (not HPRM?)")
+        if version != PROTOCOL_VERSION:
+            return ProtocolError(
+                f"{self.peer} speaks HPRM protocol version {version}; this side speaks "
+                f"{PROTOCOL_VERSION}: run the same hprm_core version everywhere"
+            )
+        return ProtocolError(f"{self.peer} sent unknown frame type {kind}")
 
     def close(self) -> None:
         if not self.closed:

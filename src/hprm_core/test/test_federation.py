@@ -191,6 +191,30 @@ def test_bank_of_federates_broadcast_gather_and_stop_from_a_worker(monkeypatch, 
     assert len(re.findall(r"\[workers\[\d\]\]", r.text)) >= 3
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_reaction_failing_at_every_tag_stops_the_federation_once(monkeypatch, coordination):
+    monkeypatch.setenv("FAILING_COORDINATION", coordination)
+    r = Run(PROGRAMS / "failing.py")
+    # Before the fix, the second failure asked for a second stop, which the
+    # RTI (one stop per federation) never granted: the receiver hung.
+    waiter = threading.Thread(target=r.wait)
+    waiter.start()
+    waiter.join(timeout=60)
+    if waiter.is_alive():
+        r.launch.terminate()
+        waiter.join()
+        pytest.fail(f"the federation did not stop:\n{r.text}")
+    assert r.code == 1, r.text
+    assert re.search(
+        r"federate receiver stopped after a reaction failed: reaction "
+        r"Failing\.receiver\.receive raised at tag \(20000000, 0\): "
+        r"RuntimeError: cannot handle 1",
+        r.text,
+    ), r.text
+    assert r.text.count("stop granted") == 1, r.text
+    _assert_no_leftovers(r)
+
+
 def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkeypatch):
     monkeypatch.setenv("ORDER_COUNT", "100000000")
     monkeypatch.setenv("ORDER_PERIOD", "5 ms")
