@@ -406,6 +406,12 @@ class FederateCoordinator:
                         sched.gate[:] = list(self._gate_template)
                     else:
                         sched.gate.clear()
+                    if self._batch and not sched.fast and tag.time > sched.physical_time():
+                        # About to sleep until the tag: what we promised (our
+                        # NET) must reach the RTI now, or federates downstream
+                        # wait for our next tag to complete before they may
+                        # process their own events.
+                        self._flush()
                     return True
                 self._wait(sched, tag)
 
@@ -532,6 +538,9 @@ class FederateCoordinator:
             self._send_absents(sched, None)
         if self.centralized:
             self._to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
+            if tag < sched.stop_tag:  # the next NET leaves in the same write
+                nxt = sched.next_event_tag()
+                self._send_net(nxt if nxt < sched.stop_tag else sched.stop_tag)
         self._flush()
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:

@@ -106,6 +106,10 @@ class RTI:
         self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._joining: list[tuple[Connection, dict[str, Any]]] = []
         self._dirty: set[int] = set()  # federates with queued frames
+        # NETs, LTCs or messages arrived since grants were last computed: they
+        # are computed once per read, not once per frame (a federate's tag
+        # usually brings a message, its LTC and its next NET in one write).
+        self._stale = False
 
     # -- joining ----------------------------------------------------------------------
 
@@ -209,6 +213,8 @@ class RTI:
                         joining, self._joining = self._joining, []
                     for conn, hello in joining:
                         self._register(conn, hello)
+                if self._stale:
+                    self._evaluate()
                 self._flush_dirty()
         self.close()
         return self.exit_code
@@ -254,20 +260,13 @@ class RTI:
         try:
             while True:
                 kind, payload = conn.recv()
-                if kind == Frame.CLOCK_QUERY:
-                    t1, _ = unpack_tag(payload)
-                    self._send(fed, Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
-                elif kind == Frame.READY:
-                    fed.ready = True
-                    self._maybe_start()
-                elif kind == Frame.RESIGN:
+                if kind == Frame.RESIGN:
                     fed.resigned = True
                     self._drop(fed)
                     self._evaluate()
                     self._check_done()
                     return
-                else:
-                    self._handle(fed, kind, payload)
+                self._handle(fed, kind, payload)
                 if not conn.has_buffered_frame():
                     return
         except (EOFError, OSError, transport.ProtocolError) as exc:
@@ -304,19 +303,20 @@ class RTI:
     # -- coordination ----------------------------------------------------------------------
 
     def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
+        """One frame from ``fed`` (the frequent kinds first: this is the RTI's hot path)."""
         if kind == Frame.NET:
             # A NET may have been sent before the federate saw a message we
             # forwarded since: it still has that message's tag to process.
             net = Tag(*unpack_tag(payload))
             fed.net = min(net, fed.in_transit[0]) if fed.in_transit else net
-            self._evaluate()
+            self._stale = True
         elif kind == Frame.LTC:
             t = Tag(*unpack_tag(payload))
             if t > fed.ltc:
                 fed.ltc = t
             while fed.in_transit and fed.in_transit[0] <= t:
                 heapq.heappop(fed.in_transit)
-            self._evaluate()
+            self._stale = True
         elif kind in (Frame.MESSAGE, Frame.ABSENT):
             t, m, dst, _cid = ROUTE.unpack_from(payload)
             target = self.feds.get(dst)
@@ -328,7 +328,7 @@ class RTI:
                 heapq.heappush(target.in_transit, tag)
                 if tag < target.net:
                     target.net = tag
-                self._evaluate()
+                self._stale = True
         elif kind == Frame.STOP_REQUEST:
             proposal = Tag(*unpack_tag(payload))
             if self.stop_proposal is None:
@@ -342,6 +342,12 @@ class RTI:
         elif kind == Frame.STOP_REPLY:
             fed.stop_reply = Tag(*unpack_tag(payload))
             self._maybe_grant_stop()
+        elif kind == Frame.CLOCK_QUERY:
+            t1, _ = unpack_tag(payload)
+            self._send(fed, Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
+        elif kind == Frame.READY:
+            fed.ready = True
+            self._maybe_start()
         else:
             raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
 
@@ -353,7 +359,11 @@ class RTI:
         the others, and two parties both blocked sending would deadlock."""
         if target.conn.closed:
             return
-        target.outbox += transport.encode(kind, payload)
+        outbox = target.outbox
+        outbox += transport.HEADER.pack(
+            transport.MAGIC, transport.PROTOCOL_VERSION, kind, len(payload)
+        )
+        outbox += payload
         self._dirty.add(target.id)
 
     def _flush_dirty(self) -> None:
@@ -420,6 +430,7 @@ class RTI:
         return eo
 
     def _evaluate(self) -> None:
+        self._stale = False
         if self.coordination != "centralized" or not self.started:
             return
         eo = self._earliest_outputs()

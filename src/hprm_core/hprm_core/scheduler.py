@@ -404,7 +404,7 @@ class Scheduler:
                 self.failures,
             ) from exc
 
-    def _next_event_tag(self) -> Tag:
+    def next_event_tag(self) -> Tag:
         if self._events:
             e = self._events[0]
             return Tag(e[0], e[1])
@@ -418,7 +418,7 @@ class Scheduler:
             if self._inbox:
                 with self._wake:
                     self._drain_inbox()
-            nxt = self._next_event_tag()
+            nxt = self.next_event_tag()
             if nxt > self.stop_tag:
                 nxt = self.stop_tag
             if not coordinator.advance_to(self, nxt):

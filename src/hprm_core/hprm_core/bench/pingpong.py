@@ -13,7 +13,8 @@ Measured in one run, on one host (so sender and receiver share a clock):
   message size and rate.
 
 Goals: decentralized median within 3x of the raw-socket floor and below Cyclone
-DDS; centralized within 2x of decentralized.
+DDS; centralized within 2x of decentralized. The latency variants run in
+interleaved rounds (see :func:`measure`).
 """
 
 from __future__ import annotations
@@ -31,12 +32,17 @@ from hprm_core import bench
 PROGRAM = Path(__file__).with_name("_latency_program.py")
 
 
+def _warm(samples_ns: list[int]) -> list[int]:
+    """Drop the first 10% of one run's samples (warm-up, same rule for every variant)."""
+    return samples_ns[len(samples_ns) // 10 :]
+
+
 def _stats(samples_ns: list[int]) -> dict[str, float]:
-    """Median/p90/p99 after dropping the first 10% (warm-up, same for every variant)."""
-    s = sorted(samples_ns[len(samples_ns) // 10 :])
+    """Median/p90/p99 of measured samples (warm-up already dropped)."""
+    s = sorted(samples_ns)
     q = statistics.quantiles(s, n=100, method="inclusive")
     return {
-        "n": len(s),  # measured samples (after warm-up)
+        "n": len(s),
         "median_us": statistics.median(s) / 1e3,
         "p90_us": q[89] / 1e3,
         "p99_us": q[98] / 1e3,
@@ -89,7 +95,9 @@ def _raw_socket(count: int, period_s: float, tmp: str) -> list[int]:
         [sys.executable, "-c", _RAW_RECEIVER, path, str(count)], stdout=subprocess.PIPE, text=True
     )
     assert rx.stdout is not None
-    rx.stdout.readline()
+    if rx.stdout.readline().strip() != "ready":
+        rx.wait()
+        raise RuntimeError(f"the raw-socket receiver failed to start (exit {rx.returncode})")
     import socket
 
     s = socket.socket(socket.AF_UNIX)
@@ -104,6 +112,7 @@ def _raw_socket(count: int, period_s: float, tmp: str) -> list[int]:
     out = rx.stdout.readline()
     s.close()
     rx.wait(timeout=30)
+    os.unlink(path)
     return [int(x) for x in out.strip().split(",") if x]
 
 
@@ -216,28 +225,62 @@ def _cyclone(count: int, period_s: float) -> list[int] | str:
     return samples
 
 
-def measure(count: int, pipeline_tags: int) -> dict:
+_LATENCY_VARIANTS = {
+    "raw": "raw unix socket (floor)",
+    "dds": "cyclone dds (reliable)",
+    "decentralized": "hprm decentralized",
+    "centralized": "hprm centralized",
+}
+
+
+def _latency_run(variant: str, count: int, tmp: str) -> list[int] | str:
+    if variant == "raw":
+        return _raw_socket(count, 0.001, tmp)
+    if variant == "dds":
+        return _cyclone(count, 0.001)
+    return _federation("latency", variant, "1 ms", count)[1]
+
+
+def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
+    """Latency variants run in interleaved rounds (raw, DDS, decentralized,
+    centralized, then again, the order rotated each round): on a shared VM the
+    speed of the machine drifts by 2x between minutes, and a baseline measured
+    a minute before the variant would compare two different machines. Each
+    variant's samples are pooled over the rounds; each ratio is also computed
+    per round, and its spread reported."""
     import tempfile
 
     rows: list[dict] = []
     ratios: dict[str, float] = {}
-    medians: dict[str, float] = {}
+    pooled: dict[str, list[int]] = {v: [] for v in _LATENCY_VARIANTS}
+    per_round: list[dict[str, float]] = []
+    skipped: dict[str, str] = {}
+    order = list(_LATENCY_VARIANTS)
     with tempfile.TemporaryDirectory(prefix="hprm-bench-") as tmp:
-        raw = _stats(_raw_socket(count, 0.001, tmp))
-    rows.append({"variant": "raw unix socket (floor)", "metric": "one-way latency", **raw})
-    medians["raw"] = raw["median_us"]
-    dds = _cyclone(count, 0.001)
-    if isinstance(dds, str):
-        rows.append({"variant": "cyclone dds", "metric": f"skipped: {dds}"})
-    else:
-        st = _stats(dds)
-        rows.append({"variant": "cyclone dds (reliable)", "metric": "one-way latency", **st})
-        medians["dds"] = st["median_us"]
-    for coordination in ("decentralized", "centralized"):
-        _, samples = _federation("latency", coordination, "1 ms", count)
-        st = _stats(samples)
-        rows.append({"variant": f"hprm {coordination}", "metric": "one-way latency", **st})
-        medians[coordination] = st["median_us"]
+        for r in range(rounds):
+            medians: dict[str, float] = {}
+            for variant in order[r % len(order) :] + order[: r % len(order)]:
+                if variant in skipped:
+                    continue
+                samples = _latency_run(variant, count, tmp)
+                if isinstance(samples, str):
+                    skipped[variant] = samples
+                    continue
+                samples = _warm(samples)
+                pooled[variant] += samples
+                medians[variant] = statistics.median(samples) / 1e3
+            per_round.append(medians)
+            print(
+                f"round {r + 1}/{rounds}: "
+                + ", ".join(f"{k} {v:.1f} us" for k, v in sorted(medians.items())),
+                file=sys.stderr,
+                flush=True,
+            )
+    for variant, name in _LATENCY_VARIANTS.items():
+        if variant in skipped:
+            rows.append({"variant": name, "metric": f"skipped: {skipped[variant]}"})
+        else:
+            rows.append({"variant": name, "metric": "one-way latency", **_stats(pooled[variant])})
     for coordination in ("decentralized", "centralized"):
         wall, samples = _federation("pipeline", coordination, "50 us", pipeline_tags)
         rate = len(samples) / (wall / 1e9) if wall else 0.0
@@ -250,24 +293,35 @@ def measure(count: int, pipeline_tags: int) -> dict:
                 "median_us": statistics.median(samples) / 1e3,
             }
         )
-    ratios["decentralized/raw median"] = medians["decentralized"] / medians["raw"]
-    ratios["centralized/decentralized median"] = medians["centralized"] / medians["decentralized"]
-    if "dds" in medians:
-        ratios["decentralized/cyclone median"] = medians["decentralized"] / medians["dds"]
+    wanted = [
+        ("decentralized/raw", "decentralized", "raw"),
+        ("centralized/decentralized", "centralized", "decentralized"),
+        ("decentralized/cyclone", "decentralized", "dds"),
+    ]
+    for label, num, den in wanted:
+        if num in skipped or den in skipped:
+            continue
+        ratios[f"{label} median"] = statistics.median(pooled[num]) / statistics.median(pooled[den])
+        each = sorted(m[num] / m[den] for m in per_round)
+        ratios[f"{label} per-round min"] = each[0]
+        ratios[f"{label} per-round max"] = each[-1]
     params = {
-        "messages": count,
+        "messages_per_round": count,
+        "rounds": rounds,
         "payload_bytes": 64,
         "period": "1 ms",
         "pipeline_tags": pipeline_tags,
     }
-    return bench.result("pingpong", params, rows, ratios)
+    doc = bench.result("pingpong", params, rows, ratios)
+    doc["rounds"] = per_round
+    return doc
 
 
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("pingpong", "Federate latency and tag-advance rate vs raw sockets, DDS")
     args = p.parse_args(argv)
-    count, tags = (300, 2_000) if args.quick else (2_000, 10_000)
-    doc = measure(count, tags)
+    count, rounds, tags = (300, 2, 2_000) if args.quick else (600, 5, 10_000)
+    doc = measure(count, rounds, tags)
     doc["params"]["quick"] = args.quick
     bench.report(doc, args)
     return 0
