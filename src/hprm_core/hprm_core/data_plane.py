@@ -242,9 +242,9 @@ class DataPlane:
 
     def send_releases(self) -> None:
         """Return the release tokens of received arrays that user code dropped."""
-        releases = self.arenas.take_releases()
-        if not releases:
+        if not self.arenas.has_releases():
             return
+        releases = self.arenas.take_releases()
         by_owner: dict[Any, list[bytes]] = {}
         for rel in releases:
             by_owner.setdefault(rel.owner, []).append(rel.ref.pack())

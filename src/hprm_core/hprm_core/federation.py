@@ -62,13 +62,16 @@ from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
 from hprm_core.reactor import PhysicalAction, Port, Reactor
 from hprm_core.scheduler import TAG_MARKER, Scheduler
-from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration
+from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
 
 log = logging.getLogger("hprm.federation")
 
 COORDINATIONS = ("centralized", "decentralized")
 PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
+
+
+_MESSAGE, _ABSENT = Frame.MESSAGE, Frame.ABSENT  # module constants: no Enum lookups per message
 
 
 class FederationError(HprmError):
@@ -304,8 +307,8 @@ class FederateCoordinator:
                     f"{exc}"
                 ) from exc
             for c in conns:
-                t = delayed(sched.tag, c.delay)
-                head = ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id)
+                t = sched.tag if c.delay is None else sched.tag.delay(c.delay)
+                head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if self.centralized:
                     self._to_rti(Frame.MESSAGE, head, *parts)
                     continue
@@ -392,7 +395,7 @@ class FederateCoordinator:
         return int(start["start_time"])
 
     def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
-        with sched._wake:
+        with sched._lock:
             while True:
                 if self.failure is not None:
                     return True  # stop locally; run() raises afterwards
@@ -492,7 +495,7 @@ class FederateCoordinator:
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
         tag = sched.tag
-        with sched._wake:
+        with sched._lock:
             while gate and (next_index is None or gate[0][0] <= next_index):
                 self._send_absents(sched, next_index)
                 _, port, cid = gate[0]
@@ -546,7 +549,7 @@ class FederateCoordinator:
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         if self.failure is not None or self.rti is None:
             return tag
-        with sched._wake:
+        with sched._lock:
             # One stop per federation: once a stop is being agreed (or was),
             # another request (a reaction failing at every tag until then,
             # say) changes nothing, and the RTI would not answer it.
@@ -585,7 +588,7 @@ class FederateCoordinator:
     def _fail(self, reason: str) -> None:
         sched = self.sched
         assert sched is not None
-        with sched._wake:
+        with sched._lock:
             if self.failure is None:
                 self.failure = reason
                 log.error("%s: %s", self.me.name, reason)
@@ -595,13 +598,13 @@ class FederateCoordinator:
     def _handle_message(self, kind: Frame, payload: memoryview, source: str) -> None:
         sched = self.sched
         assert sched is not None
-        if kind in (Frame.MESSAGE, Frame.ABSENT):
+        if kind is _MESSAGE or kind is _ABSENT:  # the per-message path: kept short
             t, m, dst, cid = ROUTE.unpack_from(payload)
             c = self.in_ports.get(cid)
             if c is None or dst != self.me.id:
                 raise transport.ProtocolError(f"{source} sent a message for unknown port {cid}")
-            if kind == Frame.ABSENT:
-                tag = Tag(t, m)
+            tag = make_tag((t, m))
+            if kind is _ABSENT:
                 if tag > self.absent_tags.get(cid, NEVER):
                     self.absent_tags[cid] = tag
                 self.last_net = None  # the RTI lowered our NET to this tag
@@ -624,27 +627,27 @@ class FederateCoordinator:
                     self.me.name,
                     c.src.fqn,
                     c.dst.fqn,
-                    Tag(t, m).elapsed(sched.start_time),
+                    tag.elapsed(sched.start_time),
                     exc,
                 )
                 return
             if not self.centralized:
-                self.known_tags[cid] = Tag(t, m)
+                self.known_tags[cid] = tag
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
             self.last_net = None
-            sched.schedule_network(c.dst, Tag(t, m), value)
-        elif kind in (Frame.TAG, Frame.PTAG):
+            sched.schedule_network(c.dst, tag, value)
+        elif kind is Frame.TAG or kind is Frame.PTAG:
             # No lock, no notification: this runs in the scheduler thread,
             # which re-checks its grants as soon as the callback returns.
-            g = Tag(*unpack_tag(payload))
+            g = make_tag(unpack_tag(payload))
             if kind == Frame.TAG and g > self.granted:
                 self.granted = g
             elif kind == Frame.PTAG and g > self.provisional:
                 self.provisional = g
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
-            with sched._wake:
+            with sched._lock:
                 # This runs in the scheduler thread (selector callback), so
                 # sched.tag is the tag in progress or last processed; waking the
                 # scheduler makes it re-check before it advances past the reply.
@@ -658,7 +661,7 @@ class FederateCoordinator:
             self.rti.send_tag(Frame.STOP_REPLY, reply.time, reply.microstep)
         elif kind == Frame.STOP_GRANTED:
             g = Tag(*unpack_tag(payload))
-            with sched._wake:
+            with sched._lock:
                 sched.stop_tag = min(sched.stop_tag, g)
                 self.stop_pending = None
                 self.stop_agreed = True
@@ -736,7 +739,7 @@ class FederateCoordinator:
             log.error("%s: dropping connection from federate %d: %s", self.me.name, fid, exc)
         sched.remove_reader(conn.sock)
         conn.close()
-        with sched._wake:
+        with sched._lock:
             self.upstream_done.add(fid)
             sched.wake()
 

@@ -936,6 +936,10 @@ class ArenaMap:
                 owner = m.owner
             self._releases.append(Release(owner, ref))
 
+    def has_releases(self) -> bool:
+        """Cheap, lock-free check before :meth:`take_releases` (called every tag)."""
+        return bool(self._releases or self._events or self._deferred)
+
     def take_releases(self) -> list[Release]:
         """Release tokens queued since the last call, oldest first."""
         with self._lock:

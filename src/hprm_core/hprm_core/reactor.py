@@ -51,7 +51,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from hprm_core.errors import AssemblyError, EffectError
-from hprm_core.tag import Duration, Tag, duration, format_duration
+from hprm_core.tag import Duration, Tag, duration, format_duration, make_tag
 
 if TYPE_CHECKING:
     from hprm_core.scheduler import Scheduler
@@ -269,7 +269,7 @@ class Timer(_Trigger):
         if self.period:
             sched = self._sched
             assert sched is not None
-            sched.schedule(self, Tag(sched.tag.time + self.period, 0), None)
+            sched.schedule(self, make_tag((sched.tag[0] + self.period, 0)), None)
 
 
 class _Action(_Trigger):

@@ -28,7 +28,7 @@ import heapq
 import json
 import logging
 import os
-import selectors
+import select
 import socket
 import sys
 import threading
@@ -37,13 +37,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import transport
-from hprm_core.tag import FOREVER, NEVER, Tag, duration
+from hprm_core.tag import FOREVER, NEVER, Tag, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
 
 log = logging.getLogger("hprm.rti")
 
 DEFAULT_START_DELAY = duration("250 ms")
 JOIN_TIMEOUT_S = 60.0
+
+
+_MESSAGE, _ABSENT, _LTC, _NET = Frame.MESSAGE, Frame.ABSENT, Frame.LTC, Frame.NET
 
 
 def _delayed(tag: Tag, delay: int | None) -> Tag:
@@ -102,7 +105,8 @@ class RTI:
         self.stop_proposal: Tag | None = None
         self.coordination = "centralized"
         self.started = False
-        self._selector = selectors.DefaultSelector()
+        self._epoll = select.epoll()
+        self._by_fd: dict[int, _Federate] = {}  # registered federate sockets
         self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._joining: list[tuple[Connection, dict[str, Any]]] = []
         self._dirty: set[int] = set()  # federates with queued frames
@@ -162,7 +166,8 @@ class RTI:
         )
         with self.lock:
             self.feds[fid] = fed
-        self._selector.register(conn.sock, selectors.EVENT_READ, fed)
+        self._by_fd[conn.sock.fileno()] = fed
+        self._epoll.register(conn.sock.fileno(), select.EPOLLIN)
         log.info("federate %d (%s) joined (%d/%d)", fid, fed.name, len(self.feds), self.expected)
         if len(self.feds) == self.expected:
             for f in self.feds.values():
@@ -179,9 +184,11 @@ class RTI:
         """One thread reads every federate's socket through a selector: frames are
         handled in arrival order with no locks and no thread hand-offs on the
         coordination path (handshakes run in threads of their own)."""
-        sel = self._selector
-        sel.register(self.listener, selectors.EVENT_READ, "accept")
-        sel.register(self._wakefd, selectors.EVENT_READ, "wake")
+        ep = self._epoll
+        listen_fd, wake_fd = self.listener.fileno(), self._wakefd
+        ep.register(listen_fd, select.EPOLLIN)
+        ep.register(wake_fd, select.EPOLLIN)
+        by_fd = self._by_fd
         join_deadline = time.monotonic() + JOIN_TIMEOUT_S
         while not self.done.is_set():
             if not self.all_joined.is_set() and time.monotonic() > join_deadline:
@@ -194,19 +201,20 @@ class RTI:
                 self._broadcast_failure("not every federate joined in time")
                 self.exit_code = 1
                 break
-            for key, events in sel.select(1.0):
-                if isinstance(key.data, _Federate):
-                    if events & selectors.EVENT_WRITE:
-                        self._flush(key.data)
-                    if events & selectors.EVENT_READ:
-                        self._on_readable(key.data)
-                elif key.data == "accept":
+            for fd, events in ep.poll(1.0):
+                fed = by_fd.get(fd)
+                if fed is not None:
+                    if events & select.EPOLLOUT:
+                        self._flush(fed)
+                    if events & (select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR):
+                        self._on_readable(fed)
+                elif fd == listen_fd:
                     with contextlib.suppress(OSError):
                         raw, _ = self.listener.accept()
                         threading.Thread(
                             target=self._authenticate, args=(raw,), daemon=True
                         ).start()
-                elif key.data == "wake":
+                elif fd == wake_fd:
                     with contextlib.suppress(BlockingIOError):
                         os.eventfd_read(self._wakefd)
                     with self.lock:
@@ -232,7 +240,7 @@ class RTI:
                     f.conn.sock.settimeout(1.0)
                     f.conn.sock.sendall(f.outbox)
             f.conn.close()
-        self._selector.close()
+        self._epoll.close()
         with contextlib.suppress(OSError):
             os.close(self._wakefd)
 
@@ -287,8 +295,10 @@ class RTI:
             self._check_done()
 
     def _drop(self, fed: _Federate) -> None:
-        with contextlib.suppress(KeyError, ValueError):
-            self._selector.unregister(fed.conn.sock)
+        fd = fed.conn.sock.fileno()
+        if self._by_fd.pop(fd, None) is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self._epoll.unregister(fd)
         fed.conn.close()
 
     def _broadcast_failure(self, reason: str) -> None:
@@ -304,31 +314,31 @@ class RTI:
 
     def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
         """One frame from ``fed`` (the frequent kinds first: this is the RTI's hot path)."""
-        if kind == Frame.NET:
-            # A NET may have been sent before the federate saw a message we
-            # forwarded since: it still has that message's tag to process.
-            net = Tag(*unpack_tag(payload))
-            fed.net = min(net, fed.in_transit[0]) if fed.in_transit else net
-            self._stale = True
-        elif kind == Frame.LTC:
-            t = Tag(*unpack_tag(payload))
-            if t > fed.ltc:
-                fed.ltc = t
-            while fed.in_transit and fed.in_transit[0] <= t:
-                heapq.heappop(fed.in_transit)
-            self._stale = True
-        elif kind in (Frame.MESSAGE, Frame.ABSENT):
+        if kind is _MESSAGE or kind is _ABSENT:
             t, m, dst, _cid = ROUTE.unpack_from(payload)
             target = self.feds.get(dst)
             if target is None:
                 raise transport.ProtocolError(f"message for unknown federate {dst}")
             if not (target.resigned or target.failed):
                 self._send(target, kind, payload)
-                tag = Tag(t, m)
+                tag = make_tag((t, m))
                 heapq.heappush(target.in_transit, tag)
                 if tag < target.net:
                     target.net = tag
                 self._stale = True
+        elif kind is _LTC:
+            t = make_tag(unpack_tag(payload))
+            if t > fed.ltc:
+                fed.ltc = t
+            while fed.in_transit and fed.in_transit[0] <= t:
+                heapq.heappop(fed.in_transit)
+            self._stale = True
+        elif kind is _NET:
+            # A NET may have been sent before the federate saw a message we
+            # forwarded since: it still has that message's tag to process.
+            net = make_tag(unpack_tag(payload))
+            fed.net = min(net, fed.in_transit[0]) if fed.in_transit else net
+            self._stale = True
         elif kind == Frame.STOP_REQUEST:
             proposal = Tag(*unpack_tag(payload))
             if self.stop_proposal is None:
@@ -390,9 +400,9 @@ class RTI:
         want_write = bool(fed.outbox)
         if want_write != fed.writing:
             fed.writing = want_write
-            events = selectors.EVENT_READ | (selectors.EVENT_WRITE if want_write else 0)
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.modify(fed.conn.sock, events, fed)
+            events = select.EPOLLIN | (select.EPOLLOUT if want_write else 0)
+            with contextlib.suppress(OSError, ValueError):
+                self._epoll.modify(fed.conn.sock.fileno(), events)
 
     def _maybe_grant_stop(self) -> None:
         if self.stop_proposal is None:
@@ -412,7 +422,9 @@ class RTI:
             if f.resigned or f.failed:
                 eo[f.id] = FOREVER
             else:
-                eo[f.id] = max(f.net, f.ltc.delay(0) if f.ltc > NEVER else NEVER)
+                ltc = f.ltc
+                after_ltc = make_tag((ltc[0], ltc[1] + 1)) if ltc > NEVER else NEVER
+                eo[f.id] = f.net if f.net > after_ltc else after_ltc
         # A federate may also send in response to what it receives: relax along
         # connections until nothing changes (at most N rounds).
         for _ in range(len(self.feds)):
@@ -421,7 +433,7 @@ class RTI:
                 if f.resigned or f.failed:
                     continue
                 for k, d in f.upstream:
-                    via = _delayed(eo[k], d)
+                    via = eo[k] if d is None else eo[k].delay(d)
                     if via < eo[f.id]:
                         eo[f.id] = via
                         changed = True
@@ -433,13 +445,16 @@ class RTI:
         self._stale = False
         if self.coordination != "centralized" or not self.started:
             return
+        waiting = [
+            f
+            for f in self.feds.values()
+            if f.upstream and f.net > f.granted and not (f.resigned or f.failed)
+        ]
+        if not waiting:
+            return  # nobody is owed a grant: skip the graph walk
         eo = self._earliest_outputs()
-        for f in self.feds.values():
-            if f.resigned or f.failed or not f.upstream:
-                continue
+        for f in waiting:
             g = f.net
-            if g <= f.granted:
-                continue
             eimt = min((_delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
             if eimt > g:
                 f.granted = g

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hprm_core.errors import ReactionError
-from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration
+from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
 
 if TYPE_CHECKING:
     from hprm_core.environment import Environment
@@ -167,7 +167,10 @@ class Scheduler:
         self._queued = [False] * len(env.ordered)
         self._by_index = env.ordered
         self._inbox: deque[tuple[Any, int, Any]] = deque()
-        self._wake = threading.Condition()
+        # One lock for the inbox and coordinator state. ``with self._lock`` is a C
+        # call; a Condition's ``with`` is Python code, on every tag's path.
+        self._lock = threading.RLock()
+        self._wake = threading.Condition(self._lock)
         # Sockets read by the scheduler thread itself while it waits (no thread
         # hand-off on the data path); other threads wake it through an eventfd.
         self._epoll: select.epoll | None = None
@@ -199,7 +202,7 @@ class Scheduler:
 
     def schedule_physical(self, trigger: _Trigger, time_ns: int, value: Any) -> None:
         """Queue an event from any thread at physical time ``time_ns``."""
-        with self._wake:
+        with self._lock:
             self._inbox.append((trigger, time_ns, value))
             self._notify()
 
@@ -225,12 +228,12 @@ class Scheduler:
 
     def wake(self) -> None:
         """Make the scheduler re-check its state (coordinator state changed)."""
-        with self._wake:
+        with self._lock:
             self._inbox.append((None, 0, None))
             self._notify()
 
     def _notify(self) -> None:
-        """Wake the scheduler thread (caller holds ``_wake``)."""
+        """Wake the scheduler thread (caller holds ``_lock``)."""
         self._wake.notify_all()
         if self._wakefd >= 0 and threading.current_thread() is not self._thread:
             os.eventfd_write(self._wakefd, 1)
@@ -245,7 +248,7 @@ class Scheduler:
     def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
         """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
         readable, while it waits. Thread-safe."""
-        with self._wake:
+        with self._lock:
             self._pending_readers.append((fileobj, callback))
             if self._epoll is None:
                 self._epoll = select.epoll()
@@ -255,16 +258,16 @@ class Scheduler:
 
     def remove_reader(self, fileobj: Any) -> None:
         """Stop watching ``fileobj`` (thread-safe; effective at the next wait)."""
-        with self._wake:
+        with self._lock:
             self._pending_readers.append((fileobj, None))
             self._notify()
 
     def wait(self, timeout: float | None) -> None:
         """Block until notified, a watched socket is readable, or ``timeout`` s.
 
-        The caller holds ``_wake`` exactly once; it is released while waiting.
+        The caller holds ``_lock`` exactly once; it is released while waiting.
         Readable-socket callbacks run in this (the scheduler's) thread, with
-        ``_wake`` released, so they may take it themselves.
+        ``_lock`` released, so they may take it themselves.
         """
         ep = self._epoll
         if ep is None:
@@ -273,7 +276,7 @@ class Scheduler:
         if self._pending_readers:
             self._apply_pending_readers(ep)
         readers = self._readers
-        self._wake.release()
+        self._lock.release()
         try:
             for fd, _ in ep.poll(-1 if timeout is None else timeout):
                 entry = readers.get(fd)
@@ -283,7 +286,7 @@ class Scheduler:
                     with contextlib.suppress(BlockingIOError):
                         os.eventfd_read(fd)
         finally:
-            self._wake.acquire()
+            self._lock.acquire()
 
     def _apply_pending_readers(self, ep: select.epoll) -> None:
         pending, self._pending_readers = self._pending_readers, []
@@ -321,7 +324,7 @@ class Scheduler:
         if threading.current_thread() is self._thread and self.running:
             self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
         else:
-            with self._wake:
+            with self._lock:
                 self._inbox.append((_STOP, 0, None))
                 self._notify()
 
@@ -405,9 +408,10 @@ class Scheduler:
             ) from exc
 
     def next_event_tag(self) -> Tag:
+        """The earliest queued event's tag (``FOREVER`` when none)."""
         if self._events:
             e = self._events[0]
-            return Tag(e[0], e[1])
+            return make_tag((e[0], e[1]))
         return FOREVER
 
     def _loop(self) -> None:
@@ -416,7 +420,7 @@ class Scheduler:
         while True:
             self._rechoose = False
             if self._inbox:
-                with self._wake:
+                with self._lock:
                     self._drain_inbox()
             nxt = self.next_event_tag()
             if nxt > self.stop_tag:
@@ -457,7 +461,7 @@ class Scheduler:
         ``idle_poll``: the coordinator must refresh what it promised others)."""
         if time.time_ns() + self.clock_offset >= t:  # the common case once busy: no lock
             return not (self._inbox or self._rechoose)
-        with self._wake:
+        with self._lock:
             while True:
                 if self._inbox or self._rechoose:
                     return False
@@ -470,7 +474,7 @@ class Scheduler:
                 self.wait(remaining / 1e9)
 
     def _wait_for_inbox(self, timeout: float | None) -> None:
-        with self._wake:
+        with self._lock:
             if not (self._inbox or self._rechoose):
                 self.wait(timeout)
 

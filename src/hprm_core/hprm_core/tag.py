@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import datetime
+import functools
 import re
 from typing import NamedTuple
 
@@ -113,6 +114,10 @@ class Tag(NamedTuple):
     def __repr__(self) -> str:
         return f"Tag(time={self.time}, microstep={self.microstep})"
 
+
+#: ``make_tag((time, microstep))``: a Tag without NamedTuple's Python-level
+#: ``__new__`` (one C call), for the per-message paths.
+make_tag = functools.partial(tuple.__new__, Tag)
 
 NEVER = Tag(INT64_MIN, 0)
 FOREVER = Tag(INT64_MAX, UINT32_MAX)

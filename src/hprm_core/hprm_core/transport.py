@@ -150,7 +150,7 @@ class Connection:
     # -- sending ------------------------------------------------------------------
 
     def send(self, kind: Frame, *parts: bytes | bytearray | memoryview) -> None:
-        length = sum(len(p) for p in parts)
+        length = sum(map(len, parts))
         header = HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, length)
         with self._send_lock:
             self.bytes_sent += HEADER.size + length
@@ -238,7 +238,7 @@ class Connection:
             if got == 0:
                 raise EOFError(f"connection to {self.peer} closed mid-frame")
             have += got
-        return kind, view
+        return frame, view
 
     def _bad_header(self, magic: bytes, version: int, kind: int) -> ProtocolError:
         if magic != MAGIC:
