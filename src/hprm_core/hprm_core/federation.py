@@ -9,14 +9,19 @@ port ids without exchanging them.
 
 Coordination (one setting per program, ``coordination=``):
 
-- ``"centralized"`` (default): messages go through the RTI, which grants tag
-  advances (NET / LTC / TAG / PTAG, as in reactor-c). A federate never
-  processes tag g before every message with tag <= g has reached it, so the
-  whole federation has one global tag order. A federate with no upstream
-  federates never waits for grants. Zero-delay cycles across federates use
-  provisional grants (PTAG): the federate processes g but, before running a
-  reaction that reads a network input, waits until that input is known
-  present or absent (upstream federates on such connections send ABSENT).
+- ``"centralized"`` (default): the RTI grants tag advances (NET / LTC / TAG /
+  PTAG, as in reactor-c). A federate never processes tag g before every
+  message with tag <= g has reached it, so the whole federation has one global
+  tag order. A federate with no upstream federates never waits for grants.
+  Zero-delay cycles across federates use provisional grants (PTAG): the
+  federate processes g but, before running a reaction that reads a network
+  input, waits until that input is known present or absent (upstream
+  federates on such connections send ABSENT). On one host, payloads go peer
+  to peer and the sender tells the RTI with a NOTICE (the RTI keeps its
+  in-transit accounting), so a message costs one hop, not two; a federate
+  that holds a message at or after g on every input processes g without a
+  grant (last known status). Across hosts and inside zero-delay cycles,
+  messages go through the RTI, ordered before the grants that depend on them.
 - ``"decentralized"``: messages go peer to peer; the RTI only starts and stops
   the federation. A federate with network inputs processes tag g once physical
   time >= g.time + ``stp_offset``; a message whose tag has already passed is
@@ -96,6 +101,7 @@ class NetConnection:
     needs_absent: bool = False  # destination may be granted provisional tags
     threshold: int = 65536  # out-of-band (shared memory) from this many bytes
     serialization: str = "pickle"  # or "safe": the receiver never unpickles
+    peer_to_peer: bool = False  # payloads skip the RTI (decided per run: see FederateCoordinator)
 
 
 @dataclass
@@ -233,8 +239,28 @@ class FederateCoordinator:
         self.out_conns: list[NetConnection] = []
         self.absent_tags: dict[int, Tag] = {}  # port id -> latest tag known absent
         self.known_tags: dict[int, Tag] = {}  # port id -> tag of the latest message on it
-        self.peers: dict[int, Connection] = {}  # decentralized: downstream federate -> conn
+        self.peers: dict[int, Connection] = {}  # downstream federate -> peer-to-peer conn
         self.upstream_feds = {k for k, _ in me.upstream}
+        # Which connections carry payloads peer to peer. Decentralized: all.
+        # Centralized: those on one host (Unix sockets) outside zero-delay
+        # cycles; the sender tells the RTI with a NOTICE frame (so grants and
+        # in-transit accounting are unchanged) and the payload goes straight
+        # to the receiver: one hop instead of two. Across hosts the payload
+        # goes through the RTI, which orders it before the grants that depend
+        # on it; on one host the kernel does that (see _settle_peers). In
+        # cycles, absences travel through the RTI, and messages must travel
+        # with them.
+        one_host = rti.startswith("unix:")
+        for c in program.connections:
+            c.peer_to_peer = not self.centralized or (one_host and not c.needs_absent)
+        self.p2p_upstream = {
+            c.src_fed for c in program.connections if c.dst_fed == me.id and c.peer_to_peer
+        }
+        self.p2p_downstream = {
+            c.dst_fed for c in program.connections if c.src_fed == me.id and c.peer_to_peer
+        }
+        self._unsettled_grant = False  # a grant arrived; peer sockets not drained since
+        self._peers_missing = len(self.p2p_upstream)  # upstream peers not connected yet
         self.upstream_done: set[int] = set()
         self._listener: socket.socket | None = None
         self._needs_absent_out: list[NetConnection] = []
@@ -309,9 +335,11 @@ class FederateCoordinator:
             for c in conns:
                 t = sched.tag if c.delay is None else sched.tag.delay(c.delay)
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
-                if self.centralized:
+                if not c.peer_to_peer:
                     self._to_rti(Frame.MESSAGE, head, *parts)
                     continue
+                if self.centralized:  # the RTI learns of it after the payload left
+                    self._to_rti(Frame.NOTICE, head)
                 conn = self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
@@ -364,7 +392,7 @@ class FederateCoordinator:
         )
         self.data_plane.start(sends=bool(self.out_conns))
         listen_address = None
-        if not self.centralized and self.upstream_feds:
+        if self.p2p_upstream:
             listen_address = self._listen_for_peers()
         hello["listen"] = listen_address
         self.rti, _ = transport.connect(self.rti_address, self.secret, hello)
@@ -380,11 +408,10 @@ class FederateCoordinator:
         self.sched.add_reader(self.rti.sock, self._on_rti_readable)
         if self.rti.has_buffered_frame():  # arrived together with START
             self._on_rti_readable()
-        if not self.centralized:
-            for fid in self.me.downstream:
-                addr = start["peers"][str(fid)]
-                conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
-                self.peers[fid] = conn
+        for fid in sorted(self.p2p_downstream):
+            addr = start["peers"][str(fid)]
+            conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
+            self.peers[fid] = conn
         log.info(
             "%s joined federation %s (%s), start time %d",
             self.me.name,
@@ -399,6 +426,16 @@ class FederateCoordinator:
             while True:
                 if self.failure is not None:
                     return True  # stop locally; run() raises afterwards
+                if self._peers_missing and self.centralized:
+                    # A grant says every message up to it was sent, not that
+                    # it reached us: until every upstream peer is connected
+                    # (right after START), a payload may sit in a socket we
+                    # do not watch yet.
+                    self._flush()
+                    sched.wait(None)
+                    continue
+                if self._unsettled_grant:
+                    self._settle_peers(sched)
                 if sched._inbox or sched._rechoose:
                     return False
                 if self.stop_pending is not None and tag > self.stop_pending:
@@ -419,26 +456,38 @@ class FederateCoordinator:
                 self._wait(sched, tag)
 
     def _may_process(self, sched: Scheduler, tag: Tag) -> bool:
-        if self.centralized:
-            if not self.upstream_feds:
+        if not self.upstream_feds:
+            if self.centralized:
                 self._send_net(tag)
-                return True
+            return True
+        # Messages on one connection arrive in tag order, and a connection
+        # carries at most one message per tag, so a message tagged t settles
+        # that input for every tag <= t: when every input is settled for this
+        # tag there is nothing left to wait for (reactor-c's "last known
+        # status"), in either coordination. It is what lets a message that
+        # came peer to peer be processed without waiting for the RTI's grant.
+        known = self.known_tags
+        if len(known) == len(self.in_ports) and min(known.values()) >= tag:
+            return True
+        if self.centralized:
             if tag <= self.granted or tag == self.provisional:
                 return True
             self._send_net(tag)
             return False
         if tag >= FOREVER:
             return self.upstream_done >= self.upstream_feds
-        if not self.upstream_feds:
-            return True
-        # Messages on one connection arrive in tag order, so a message tagged t
-        # settles that input for every tag <= t: when every input is settled
-        # for this tag there is nothing left to wait for (reactor-c's "last
-        # known status"). Otherwise wait out the STP offset.
-        known = self.known_tags
-        if len(known) == len(self.in_ports) and min(known.values()) >= tag:
-            return True
         return sched.physical_time() >= tag.time + self.stp
+
+    def _settle_peers(self, sched: Scheduler) -> None:
+        """Read every payload already queued on our peer sockets before a new
+        grant is used (centralized, one host). A grant for tag g means every
+        message tagged <= g was sent; one sent peer to peer was written into
+        our socket before its sender even told the RTI about it, so it is in
+        the kernel now, but maybe not yet read: non-blocking passes over the
+        ready sockets until none is left read it. Called with ``_lock`` held."""
+        self._unsettled_grant = False
+        while sched.wait(0):
+            pass
 
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
         if self.data_plane is not None:
@@ -631,8 +680,7 @@ class FederateCoordinator:
                     exc,
                 )
                 return
-            if not self.centralized:
-                self.known_tags[cid] = tag
+            self.known_tags[cid] = tag
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
             self.last_net = None
@@ -641,10 +689,12 @@ class FederateCoordinator:
             # No lock, no notification: this runs in the scheduler thread,
             # which re-checks its grants as soon as the callback returns.
             g = make_tag(unpack_tag(payload))
-            if kind == Frame.TAG and g > self.granted:
+            if kind is Frame.TAG and g > self.granted:
                 self.granted = g
-            elif kind == Frame.PTAG and g > self.provisional:
+                self._unsettled_grant = bool(self.p2p_upstream)
+            elif kind is Frame.PTAG and g > self.provisional:
                 self.provisional = g
+                self._unsettled_grant = bool(self.p2p_upstream)
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
             with sched._lock:
@@ -712,14 +762,20 @@ class FederateCoordinator:
     def _accept_peers(self) -> None:
         assert self._listener is not None
         transport.serve(
-            self._listener, self.secret, self.federation, self.upstream_feds, self._add_upstream
+            self._listener, self.secret, self.federation, self.p2p_upstream, self._add_upstream
         )
 
     def _add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
-        assert self.sched is not None
-        self.sched.add_reader(
-            conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
-        )
+        """Accept thread: watch a new upstream peer's socket (from the next wait)."""
+        sched = self.sched
+        assert sched is not None
+        with sched._lock:
+            sched.add_reader(
+                conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
+            )
+            self._peers_missing -= 1
+            # Payloads may already wait on it, sent before grants we hold.
+            self._unsettled_grant = True
 
     def _on_peer_readable(self, conn: Connection, fid: int) -> None:
         """Decentralized data path, in the scheduler thread: no thread hand-off."""

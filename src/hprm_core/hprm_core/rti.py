@@ -11,9 +11,12 @@ structure in their hello (all of them must describe the same one). Its jobs:
   tag at which a message could still reach it (EIMT), through the connection
   graph with its ``after`` delays. ``NET < EIMT`` earns a TAG (nothing at or
   before NET can arrive any more); ``NET == EIMT`` on a zero-delay cycle
-  earns a PTAG (process, but wait for network inputs to be known). Messages
-  are routed through the RTI in centralized mode, and forwarded before any
-  grant that depends on them, on the same socket, so they arrive first.
+  earns a PTAG (process, but wait for network inputs to be known). Across
+  hosts and in zero-delay cycles, centralized messages are routed through the
+  RTI and forwarded before any grant that depends on them, on the same
+  socket, so they arrive first. On one host they go peer to peer and the RTI
+  gets a NOTICE (tag and destination) instead: its accounting of messages in
+  transit, which keeps grants from overtaking them, is the same either way.
 - **Stop**: a stop request from any federate is relayed to all; each replies
   with the earliest tag it can still stop at; the latest of those is granted.
 - **Failure**: a federate whose connection drops without resigning has died:
@@ -46,7 +49,8 @@ DEFAULT_START_DELAY = duration("250 ms")
 JOIN_TIMEOUT_S = 60.0
 
 
-_MESSAGE, _ABSENT, _LTC, _NET = Frame.MESSAGE, Frame.ABSENT, Frame.LTC, Frame.NET
+_MESSAGE, _ABSENT, _NOTICE = Frame.MESSAGE, Frame.ABSENT, Frame.NOTICE
+_LTC, _NET = Frame.LTC, Frame.NET
 
 
 def _delayed(tag: Tag, delay: int | None) -> Tag:
@@ -314,14 +318,19 @@ class RTI:
 
     def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
         """One frame from ``fed`` (the frequent kinds first: this is the RTI's hot path)."""
-        if kind is _MESSAGE or kind is _ABSENT:
+        if kind is _MESSAGE or kind is _ABSENT or kind is _NOTICE:
             t, m, dst, _cid = ROUTE.unpack_from(payload)
             target = self.feds.get(dst)
             if target is None:
                 raise transport.ProtocolError(f"message for unknown federate {dst}")
             if not (target.resigned or target.failed):
-                self._send(target, kind, payload)
                 tag = make_tag((t, m))
+                if kind is not _NOTICE:
+                    self._send(target, kind, payload)
+                elif tag <= target.ltc:
+                    # The payload went peer to peer and its receiver already
+                    # completed that tag (it had the message: last known status).
+                    return
                 heapq.heappush(target.in_transit, tag)
                 if tag < target.net:
                     target.net = tag

@@ -262,8 +262,10 @@ class Scheduler:
             self._pending_readers.append((fileobj, None))
             self._notify()
 
-    def wait(self, timeout: float | None) -> None:
-        """Block until notified, a watched socket is readable, or ``timeout`` s.
+    def wait(self, timeout: float | None) -> int:
+        """Block until notified, a watched socket is readable, or ``timeout`` s;
+        returns how many ready files it handled (``wait(0)``: a non-blocking
+        pass over whatever is readable now).
 
         The caller holds ``_lock`` exactly once; it is released while waiting.
         Readable-socket callbacks run in this (the scheduler's) thread, with
@@ -272,13 +274,14 @@ class Scheduler:
         ep = self._epoll
         if ep is None:
             self._wake.wait(timeout)
-            return
+            return 0
         if self._pending_readers:
             self._apply_pending_readers(ep)
         readers = self._readers
         self._lock.release()
         try:
-            for fd, _ in ep.poll(-1 if timeout is None else timeout):
+            ready = ep.poll(-1 if timeout is None else timeout)
+            for fd, _ in ready:
                 entry = readers.get(fd)
                 if entry is not None:
                     entry[1]()
@@ -287,6 +290,7 @@ class Scheduler:
                         os.eventfd_read(fd)
         finally:
             self._lock.acquire()
+        return len(ready)
 
     def _apply_pending_readers(self, ep: select.epoll) -> None:
         pending, self._pending_readers = self._pending_readers, []

@@ -63,6 +63,7 @@ class Frame(enum.IntEnum):
     PTAG = 13  # tag: provisional tag advance grant
     MESSAGE = 20  # tag + dst federate u16 + port u32 + payload
     ABSENT = 21  # tag + dst federate u16 + port u32
+    NOTICE = 22  # tag + dst federate u16 + port u32: a MESSAGE went peer to peer (centralized)
     STOP_REQUEST = 30  # tag
     STOP_REPLY = 31  # tag
     STOP_GRANTED = 32  # tag

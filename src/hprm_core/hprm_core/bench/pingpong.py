@@ -4,8 +4,8 @@ Measured in one run, on one host (so sender and receiver share a clock):
 
 - one-way latency of a 64-byte message between two federates, sent every
   millisecond: physical time at the receiver's reaction minus the stamp taken
-  in the sender's reaction; centralized (through the RTI, with its grants) and
-  decentralized (peer to peer);
+  in the sender's reaction; centralized (the RTI's grants; on one host the
+  payload goes peer to peer and the RTI gets a notice) and decentralized;
 - tag-advance rate of a 3-federate pipeline driven by a fast timer (real time);
 - baselines: a raw Unix-socket sender/receiver in plain Python (the floor: no
   runtime at all) and a Cyclone DDS writer/reader with the ``cyclonedds``

@@ -1,0 +1,67 @@
+"""Centralized, one host: payloads go peer to peer, grants come from the RTI.
+
+A source sends a 30 KB message every 200 us; the sink has its own 5 ms timer
+(offset 2.4 ms: each of its tags is also a message's tag) and, now and then,
+sleeps 30 ms in a reaction, so hundreds of kilobytes queue up in its peer
+socket. The RTI never grants past a message it knows is unprocessed, but it
+does grant up to one: a grant for tag X while X's message still sits unread
+behind 64 KB of others (more than one read of the eager buffer) would let the
+timer tag X run without it, and turn the message tardy. Each timer tag must
+see exactly the messages tagged at or before it.
+"""
+
+import time
+
+from hprm_core import Input, Output, Reactor, Timer, main, reaction
+
+COUNT = 400
+TICKS = 16  # sink timer tags at 2.4 + 5 k ms: 13 + 25 k messages at or before each
+PAYLOAD = b"p" * 30_000
+
+
+class Source(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.out = Output()
+        self.t = Timer(period="200 us")
+        self.k = 0
+
+    @reaction("t", effects="out")
+    def send(self):
+        if self.k < COUNT:
+            self.out.set((self.k, PAYLOAD))
+            self.k += 1
+
+
+class Sink(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.inp = Input()
+        self.t = Timer(offset="2400 us", period="5 ms")
+        self.received = 0
+        self.seen = []  # at each timer tag: how many messages had arrived
+
+    @reaction("inp")
+    def receive(self):
+        k, payload = self.inp.value
+        assert k == self.received and len(payload) == len(PAYLOAD)
+        self.received += 1
+
+    @reaction("t")
+    def tick(self):
+        self.seen.append(self.received)
+        if len(self.seen) % 3 == 0:
+            time.sleep(0.03)  # fall behind: the peer socket fills up
+        if len(self.seen) == TICKS:
+            tardy = self.inp.tardy_count
+            print(f"SINK seen={self.seen} tardy={tardy}", flush=True)
+            self.request_stop()
+
+
+@main(federated=True, coordination="centralized")
+class GrantRace(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.source = Source()
+        self.sink = Sink()
+        self.connect(self.source.out, self.sink.inp)
