@@ -39,6 +39,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from hprm_core import timerfd
 from hprm_core.errors import ReactionError
 from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
 
@@ -176,6 +177,7 @@ class Scheduler:
         self._epoll: select.epoll | None = None
         self._readers: dict[int, tuple[Any, Callable[[], None]]] = {}  # fd -> (file, callback)
         self._wakefd = -1
+        self._timer: timerfd.TimerFd | None = None  # sub-millisecond timed waits
         self._pending_readers: list[tuple[Any, Callable[[], None] | None]] = []
         # Set when a network event reached the heap while the tag was being
         # chosen or waited for: the choice must be made again.
@@ -254,6 +256,9 @@ class Scheduler:
                 self._epoll = select.epoll()
                 self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
                 self._epoll.register(self._wakefd, select.EPOLLIN)
+                self._timer = timerfd.create()
+                if self._timer is not None:
+                    self._epoll.register(self._timer.fd, select.EPOLLIN)
             self._notify()
 
     def remove_reader(self, fileobj: Any) -> None:
@@ -278,9 +283,17 @@ class Scheduler:
         if self._pending_readers:
             self._apply_pending_readers(ep)
         readers = self._readers
+        timer = self._timer
+        poll_timeout = -1 if timeout is None else timeout
+        if timer is not None:
+            if timeout is not None and timeout > 0:
+                timer.arm(timeout)  # epoll alone would round up to whole ms
+                poll_timeout = -1
+            elif timer.armed and timeout is None:
+                timer.disarm()  # an old expiry would only wake us for nothing
         self._lock.release()
         try:
-            ready = ep.poll(-1 if timeout is None else timeout)
+            ready = ep.poll(poll_timeout)
             for fd, _ in ready:
                 entry = readers.get(fd)
                 if entry is not None:
@@ -288,6 +301,8 @@ class Scheduler:
                 elif fd == self._wakefd:
                     with contextlib.suppress(BlockingIOError):
                         os.eventfd_read(fd)
+                elif timer is not None and fd == timer.fd:
+                    timer.clear()
         finally:
             self._lock.acquire()
         return len(ready)
@@ -318,6 +333,9 @@ class Scheduler:
             self._readers.clear()
             os.close(self._wakefd)
             self._wakefd = -1
+            if self._timer is not None:
+                self._timer.close()
+                self._timer = None
 
     def physical_time(self) -> int:
         """The (federation-synchronized) physical clock, in ns."""
