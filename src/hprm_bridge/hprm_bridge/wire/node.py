@@ -193,7 +193,7 @@ class Publisher(_Endpoint):
 
     def get_subscription_count(self) -> int:
         """Matched subscriptions right now (rclpy ``Publisher.get_subscription_count``)."""
-        return len(self._entity.get_matched_subscriptions())
+        return _matched_count(self._entity.get_matched_subscriptions)
 
     def wait_for_subscriptions(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
         """Block until ``count`` subscriptions matched; ``False`` on timeout."""
@@ -203,6 +203,17 @@ class Publisher(_Endpoint):
                 return False
             time.sleep(0.01)
         return True
+
+
+def _matched_count(get_matched: Callable[[], list[int]]) -> int:
+    """``len(get_matched())``, retried: cyclonedds-python asks libddsc for the
+    count, allocates that many handles, asks again, and indexes past its array
+    (IndexError) when a match arrived in between, e.g. while 4 clients join."""
+    while True:
+        try:
+            return len(get_matched())
+        except IndexError:
+            continue
 
 
 class Subscription(_Endpoint):
@@ -239,7 +250,7 @@ class Subscription(_Endpoint):
 
     def get_publisher_count(self) -> int:
         """Matched publishers right now."""
-        return len(self._entity.get_matched_publications())
+        return _matched_count(self._entity.get_matched_publications)
 
     def wait_for_publishers(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
         """Block until ``count`` publishers matched; ``False`` on timeout."""
