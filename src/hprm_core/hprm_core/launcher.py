@@ -6,7 +6,9 @@
 - creates a private directory (mode 0700) for the Unix sockets and a random
   shared secret, passed to children through the environment, never argv;
 - starts the RTI and every federate as child processes that die with the
-  launcher (``PR_SET_PDEATHSIG``), each in its own process group;
+  launcher (``PR_SET_PDEATHSIG``), each in its own process group; the RTI is
+  told the directory and removes it when it exits, so even a launcher killed
+  with SIGKILL (federates die at once; the RTI gets SIGTERM) leaves nothing;
 - streams their output line by line, prefixed with the federate's name;
 - returns the first non-zero exit code, and tears everything down on Ctrl-C
   or as soon as any process fails (SIGTERM, then SIGKILL after a grace period);
@@ -43,12 +45,16 @@ from hprm_core.tag import Duration
 GRACE_S = 3.0
 
 
-def _die_with_parent() -> None:
-    """Runs in the child before exec: get SIGKILL when the launcher dies."""
-    with contextlib.suppress(Exception):
-        libc = ctypes.CDLL("libc.so.6", use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    os.setpgrp()
+def _die_with_parent(sig: int) -> Callable[[], None]:
+    """For ``preexec_fn``: the child gets ``sig`` when the launcher dies."""
+
+    def setup() -> None:
+        with contextlib.suppress(Exception):
+            libc = ctypes.CDLL("libc.so.6", use_errno=True)
+            libc.prctl(1, sig)  # PR_SET_PDEATHSIG
+        os.setpgrp()
+
+    return setup
 
 
 def _raise_interrupt(signum: int, frame: Any) -> None:
@@ -87,8 +93,9 @@ class Launch:
             self._spawn(
                 "rti",
                 [*cli, "rti", "--address", rti_address, "--federates", str(len(self.names)),
-                 "--federation", self.federation],
+                 "--federation", self.federation, "--remove-dir", self.dir],
                 env,
+                parent_death=signal.SIGTERM,  # so it can remove the directory
             )  # fmt: skip
             self._wait_for_socket(f"{self.dir}/rti.sock")
             for name in self.names:
@@ -107,14 +114,16 @@ class Launch:
             self.terminate()
             raise
 
-    def _spawn(self, name: str, args: list[str], env: dict[str, str]) -> None:
+    def _spawn(
+        self, name: str, args: list[str], env: dict[str, str], parent_death: int = signal.SIGKILL
+    ) -> None:
         proc = subprocess.Popen(
             args,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            preexec_fn=_die_with_parent,
+            preexec_fn=_die_with_parent(parent_death),
         )
         self.procs[name] = proc
         assert proc.stdout is not None

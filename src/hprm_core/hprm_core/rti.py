@@ -32,6 +32,8 @@ import json
 import logging
 import os
 import select
+import shutil
+import signal
 import socket
 import sys
 import threading
@@ -479,6 +481,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--federates", type=int, required=True)
     p.add_argument("--federation", required=True, help="federation id shared with the federates")
     p.add_argument("--start-delay", default="250 ms")
+    p.add_argument(
+        "--remove-dir",
+        metavar="DIR",
+        help="delete DIR when the RTI exits, however it exits (hprm run passes its private "
+        "socket directory: nothing is left behind even if the launcher is killed)",
+    )
     args = p.parse_args(argv)
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
@@ -493,4 +501,17 @@ def main(argv: list[str] | None = None) -> int:
     )
     log.info("RTI listening on %s for %d federates", rti.address, args.federates)
     print(f"RTI_ADDRESS {rti.address}", flush=True)
-    return rti.serve()
+    previous = signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return rti.serve()
+    except KeyboardInterrupt:  # SIGTERM or Ctrl-C: federates see the RTI go away
+        rti.close()
+        return 128 + signal.SIGTERM
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        if args.remove_dir:
+            shutil.rmtree(args.remove_dir, ignore_errors=True)
+
+
+def _terminate(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt

@@ -259,6 +259,50 @@ def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkey
     _assert_no_leftovers(r)
 
 
+def _processes_mentioning(text):
+    found = []
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    if text.encode() in f.read():
+                        found.append(int(pid))
+            except OSError:
+                pass
+    return found
+
+
+def test_launcher_killed_with_sigkill_leaves_no_process_and_no_directory():
+    # The launcher cannot clean up after SIGKILL; its children die with it
+    # (PR_SET_PDEATHSIG) and the RTI, which gets SIGTERM, removes the private
+    # socket directory (where federates' sockets were).
+    env = dict(os.environ, ORDER_COUNT="100000000", ORDER_PERIOD="5 ms", PYTHONUNBUFFERED="1")
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "run", str(PROGRAMS / "ordering.py")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    directory, lines = None, []
+    try:
+        for line in launcher.stdout:
+            lines.append(line)
+            m = re.search(r"RTI_ADDRESS unix:(\S+)/rti\.sock", line)
+            directory = directory or (m and m.group(1))
+            if "federation started" in line:
+                break
+        assert directory and os.path.isdir(directory), "".join(lines)
+        assert len(_processes_mentioning(directory)) == 5  # the RTI and 4 federates
+    finally:
+        launcher.kill()
+        launcher.wait()
+    deadline = time.monotonic() + 10
+    while (os.path.exists(directory) or _processes_mentioning(directory)) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    assert not _processes_mentioning(directory), "federation processes outlived the launcher"
+    assert not os.path.exists(directory), "the private socket directory was left behind"
+
+
 def test_garbage_frames_and_wrong_secrets_are_refused_and_the_federation_runs_on(monkeypatch):
     monkeypatch.setenv("ORDER_COUNT", "60")
     monkeypatch.setenv("ORDER_PERIOD", "10 ms")
