@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 from typing import Any
 
@@ -68,7 +67,7 @@ class TimerFd:
 def create() -> TimerFd | None:
     """A timerfd on CLOCK_MONOTONIC, or None where the platform has none."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        libc = ctypes.CDLL(None, use_errno=True)  # the process's own symbols: libc's included
         create_fn, settime = libc.timerfd_create, libc.timerfd_settime
     except (OSError, AttributeError):
         return None

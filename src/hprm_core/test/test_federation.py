@@ -290,7 +290,7 @@ def test_launcher_killed_with_sigkill_leaves_no_process_and_no_directory():
             if "federation started" in line:
                 break
         assert directory and os.path.isdir(directory), "".join(lines)
-        assert len(_processes_mentioning(directory)) == 5  # the RTI and 4 federates
+        assert len(_processes_mentioning(directory)) >= 5  # the RTI and 4 federates
     finally:
         launcher.kill()
         launcher.wait()
