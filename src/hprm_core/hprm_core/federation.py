@@ -562,7 +562,9 @@ class FederateCoordinator:
     def _input_known(self, sched: Scheduler, port: Port, cid: int, tag: Tag) -> bool:
         if port._step == sched.step or self.granted >= tag:
             return True
-        return self.absent_tags.get(cid, NEVER) >= tag
+        # Absent when announced so, or when a later message already came on
+        # that connection (messages on one connection arrive in tag order).
+        return self.absent_tags.get(cid, NEVER) >= tag or self.known_tags.get(cid, NEVER) > tag
 
     def _send_absents(self, sched: Scheduler, next_index: int | None) -> None:
         """Tell downstream which outputs will stay absent at this tag, as soon as
