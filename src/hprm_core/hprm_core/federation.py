@@ -533,7 +533,7 @@ class FederateCoordinator:
         """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
         the next NET) leave together in one write when the tag completes or
         before the federate waits: fewer wake-ups of the RTI and of receivers."""
-        self._batch += transport.encode(kind, *parts)
+        transport.append_frame(self._batch, kind, *parts)
 
     def _flush(self) -> None:
         if self._batch and self.rti is not None:

@@ -380,11 +380,7 @@ class RTI:
         the others, and two parties both blocked sending would deadlock."""
         if target.conn.closed:
             return
-        outbox = target.outbox
-        outbox += transport.HEADER.pack(
-            transport.MAGIC, transport.PROTOCOL_VERSION, kind, len(payload)
-        )
-        outbox += payload
+        transport.append_frame(target.outbox, kind, payload)
         self._dirty.add(target.id)
 
     def _flush_dirty(self) -> None:

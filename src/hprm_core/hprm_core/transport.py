@@ -168,7 +168,7 @@ class Connection:
                     chunks[0] = chunks[0][sent:]
 
     def send_encoded(self, frames: bytes | bytearray) -> None:
-        """Send frames made with :func:`encode` (several at once: one syscall)."""
+        """Send frames queued with :func:`append_frame` (several at once: one syscall)."""
         with self._send_lock:
             self.bytes_sent += len(frames)
             self.sock.sendall(frames)
@@ -259,10 +259,12 @@ class Connection:
             self.sock.close()
 
 
-def encode(kind: Frame, *parts: bytes | bytearray | memoryview) -> bytes:
-    """One whole frame as bytes (for senders that queue frames themselves)."""
-    body = b"".join(parts)
-    return HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, len(body)) + body
+def append_frame(out: bytearray, kind: Frame, *parts: bytes | bytearray | memoryview) -> None:
+    """Append one whole frame to ``out``, for senders that queue frames and
+    write them together (one syscall, one wake-up of the receiver)."""
+    out += HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, sum(map(len, parts)))
+    for p in parts:
+        out += p
 
 
 def _mac(secret: bytes, nonce: bytes, hello: bytes) -> bytes:
