@@ -24,10 +24,14 @@ def test_pingpong_quick_measures_every_variant(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(out.read_text())
     by = {row["variant"]: row for row in doc["results"]}
-    for name in ("raw unix socket (floor)", "hprm decentralized", "hprm centralized"):
+    names = ("raw unix socket (floor)", "raw unix socket, epoll wait", "hprm decentralized",
+             "hprm centralized")  # fmt: skip
+    for name in names:
         assert by[name]["median_us"] > 0 and by[name]["n"] > 100
     assert by["hprm centralized 3-federate pipeline"]["tags_per_s"] > 0
     assert "decentralized/raw median" in doc["ratios"]
+    assert doc["ratios"]["decentralized/raw per-round median"] > 0
+    assert len(doc["rounds"]) == 2  # --quick: two interleaved rounds
 
 
 def test_gather_quick_one_size_writes_json_and_plot(tmp_path):
