@@ -53,6 +53,7 @@ log = logging.getLogger("hprm.data_plane")
 
 _INLINE = b"\x00"  # then plain pickle bytes (small value, no out-of-band buffer)
 _FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
+_INLINE_KIND, _FULL_KIND = _INLINE[0], _FULL[0]  # as decode reads them (an int, no slice)
 _HEADER_LEN = struct.Struct("<I")
 
 
@@ -182,7 +183,7 @@ class DataPlane:
             raise SerializationError("empty payload")
         kind = payload[0]
         payload = payload[1:]
-        if kind == 0:  # _INLINE
+        if kind == _INLINE_KIND:
             if mode != "pickle":
                 raise SerializationError(
                     "refused a pickle payload on a safe-mode link (pickle can run arbitrary code)"
@@ -193,7 +194,7 @@ class DataPlane:
                 raise SerializationError(
                     f"corrupt pickle payload: {type(exc).__name__}: {exc}"
                 ) from exc
-        if kind != 1:  # _FULL
+        if kind != _FULL_KIND:
             raise SerializationError(f"unknown payload kind {kind}")
         if len(payload) < _HEADER_LEN.size:
             raise SerializationError("truncated payload: no serialized-header length")

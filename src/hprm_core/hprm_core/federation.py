@@ -67,7 +67,7 @@ from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
 from hprm_core.reactor import PhysicalAction, Port, Reactor
 from hprm_core.scheduler import TAG_MARKER, Scheduler
-from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
+from hprm_core.tag import FOREVER, NEVER, Duration, Tag, delayed, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
 
 log = logging.getLogger("hprm.federation")
@@ -81,11 +81,6 @@ _MESSAGE, _ABSENT = Frame.MESSAGE, Frame.ABSENT  # module constants: no Enum loo
 
 class FederationError(HprmError):
     """Another federate failed, the RTI went away, or the handshake failed."""
-
-
-def delayed(tag: Tag, delay: int | None) -> Tag:
-    """The tag a message sent at ``tag`` carries over a connection with ``delay``."""
-    return tag if delay is None else tag.delay(delay)
 
 
 @dataclass
@@ -334,7 +329,7 @@ class FederateCoordinator:
                     f"{exc}"
                 ) from exc
             for c in conns:
-                t = sched.tag if c.delay is None else sched.tag.delay(c.delay)
+                t = delayed(sched.tag, c.delay)
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if not c.peer_to_peer:
                     self._to_rti(Frame.MESSAGE, head, *parts)

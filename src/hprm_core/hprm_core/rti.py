@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import transport
-from hprm_core.tag import FOREVER, NEVER, Tag, duration, make_tag
+from hprm_core.tag import FOREVER, NEVER, Tag, delayed, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
 
 log = logging.getLogger("hprm.rti")
@@ -53,10 +53,6 @@ JOIN_TIMEOUT_S = 60.0
 
 _MESSAGE, _ABSENT, _NOTICE = Frame.MESSAGE, Frame.ABSENT, Frame.NOTICE
 _LTC, _NET = Frame.LTC, Frame.NET
-
-
-def _delayed(tag: Tag, delay: int | None) -> Tag:
-    return tag if delay is None else tag.delay(delay)
 
 
 @dataclass
@@ -440,7 +436,7 @@ class RTI:
                 if f.resigned or f.failed:
                     continue
                 for k, d in f.upstream:
-                    via = eo[k] if d is None else eo[k].delay(d)
+                    via = delayed(eo[k], d)
                     if via < eo[f.id]:
                         eo[f.id] = via
                         changed = True
@@ -462,7 +458,7 @@ class RTI:
         eo = self._earliest_outputs()
         for f in waiting:
             g = f.net
-            eimt = min((_delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
+            eimt = min((delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
             if eimt > g:
                 f.granted = g
                 self._send(f, Frame.TAG, transport.pack_tag(g.time, g.microstep))

@@ -115,6 +115,12 @@ class Tag(NamedTuple):
         return f"Tag(time={self.time}, microstep={self.microstep})"
 
 
+def delayed(tag: Tag, delay: int | None) -> Tag:
+    """The tag a message sent at ``tag`` carries over a connection made with
+    ``after=delay`` (``None``: no ``after``, the same tag)."""
+    return tag if delay is None else tag.delay(delay)
+
+
 #: ``make_tag((time, microstep))``: a Tag without NamedTuple's Python-level
 #: ``__new__`` (one C call), for the per-message paths.
 make_tag = functools.partial(tuple.__new__, Tag)
