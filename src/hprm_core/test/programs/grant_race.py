@@ -3,11 +3,16 @@
 A source sends a 30 KB message every 200 us; the sink has its own 5 ms timer
 (offset 2.4 ms: each of its tags is also a message's tag) and, now and then,
 sleeps 30 ms in a reaction, so hundreds of kilobytes queue up in its peer
-socket. The RTI never grants past a message it knows is unprocessed, but it
-does grant up to one: a grant for tag X while X's message still sits unread
-behind 64 KB of others (more than one read of the eager buffer) would let the
-timer tag X run without it, and turn the message tardy. Each timer tag must
-see exactly the messages tagged at or before it.
+socket while the RTI keeps granting. The RTI learns of each payload from its
+sender's NOTICE and never grants past a message it knows is unprocessed; if it
+did, a timer tag would run before the messages queued ahead of it and those
+would turn tardy. Each timer tag must see exactly the messages tagged at or
+before it.
+
+What this does not reproduce: a grant read in the same wake-up in which a
+payload for that tag arrived just after epoll returned (a microsecond window,
+closed by the federate's non-blocking pass over its peer sockets before it
+uses a new grant).
 """
 
 import time
