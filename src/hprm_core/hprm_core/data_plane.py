@@ -53,7 +53,9 @@ log = logging.getLogger("hprm.data_plane")
 
 _INLINE = b"\x00"  # then plain pickle bytes (small value, no out-of-band buffer)
 _FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
-_INLINE_KIND, _FULL_KIND = _INLINE[0], _FULL[0]  # as decode reads them (an int, no slice)
+#: the payload-kind byte as a receiver reads it (an int, no slice); federation's
+#: peer fast path checks it too
+INLINE_KIND, _FULL_KIND = _INLINE[0], _FULL[0]
 _HEADER_LEN = struct.Struct("<I")
 
 
@@ -183,7 +185,7 @@ class DataPlane:
             raise SerializationError("empty payload")
         kind = payload[0]
         payload = payload[1:]
-        if kind == _INLINE_KIND:
+        if kind == INLINE_KIND:
             if mode != "pickle":
                 raise SerializationError(
                     "refused a pickle payload on a safe-mode link (pickle can run arbitrary code)"
