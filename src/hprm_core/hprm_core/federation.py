@@ -339,7 +339,7 @@ class FederateCoordinator:
                 t = delayed(sched.tag, c.delay)
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if not c.peer_to_peer:
-                    self._to_rti(Frame.MESSAGE, head, *parts)
+                    self._to_rti(_MESSAGE, head, *parts)
                     continue
                 if self.centralized:  # the RTI learns of it after the payload left
                     self._to_rti(Frame.NOTICE, head)
@@ -347,7 +347,7 @@ class FederateCoordinator:
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
                 try:
-                    conn.send(Frame.MESSAGE, head, *parts)
+                    conn.send(_MESSAGE, head, *parts)
                     self._woke_peers = True
                 except OSError as exc:
                     # The peer finished (or died: the RTI reports that). Its
@@ -588,23 +588,23 @@ class FederateCoordinator:
             self._to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
+        if self._woke_peers:
+            self._woke_peers = False
+            if not sched.fast and sched.next_event_tag().time > sched.physical_time():
+                # Hand the CPU to the receivers this tag woke, first thing.
+                # Linux wakes a socket reader on the writer's CPU, expecting
+                # the writer to sleep soon, so the receiver waits out everything
+                # we still do before sleeping (coordination, arming the next
+                # timeout): 30-40% of a message's one-way latency on a small VM.
+                # Only when we are idle until our next tag: when behind
+                # schedule, extra context switches would cost throughput.
+                os.sched_yield()
         if self.data_plane is not None:
             self.data_plane.send_releases()
         if self.failure is not None or self.rti is None:
             return
         if self._needs_absent_out:
             self._send_absents(sched, None)
-        if self._woke_peers:
-            self._woke_peers = False
-            if not sched.fast and sched.next_event_tag().time > sched.physical_time():
-                # Hand the CPU to the receivers this tag woke. Linux wakes a
-                # socket reader on the writer's CPU, expecting the writer to
-                # sleep soon, so the receiver waits out everything we still do
-                # before sleeping (coordination, arming the next timeout):
-                # 30-40% of a message's one-way latency on a small VM. Only
-                # when we are idle until our next tag: when behind schedule,
-                # extra context switches would cost throughput instead.
-                os.sched_yield()
         if self.centralized:
             self._to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
             if tag < sched.stop_tag:  # the next NET leaves in the same write
