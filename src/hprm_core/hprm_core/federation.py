@@ -779,7 +779,12 @@ class FederateCoordinator:
     def _accept_peers(self) -> None:
         assert self._listener is not None
         transport.serve(
-            self._listener, self.secret, self.federation, self.p2p_upstream, self._add_upstream
+            self._listener,
+            self.secret,
+            self.federation,
+            self.p2p_upstream,
+            self._add_upstream,
+            once=True,
         )
 
     def _add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:

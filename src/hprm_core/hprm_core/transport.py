@@ -353,16 +353,27 @@ def serve(
     federation: str,
     allowed: Any,
     on_peer: Any,
+    *,
+    once: bool = False,
 ) -> None:
     """Accept loop (run it in a thread): authenticate each connection as a
     federate of ``federation`` whose id is in ``allowed``, then hand it to
-    ``on_peer(conn, hello)``. Returns when the listener is closed."""
+    ``on_peer(conn, hello)``. Returns when the listener is closed.
+
+    ``once``: one connection per federate, ever (peer-to-peer data links:
+    receivers rely on one connection's messages arriving in tag order, and
+    take its end to mean that federate is done; a second connection claiming
+    the same federate would break both, so it is refused)."""
+    connected: set[Any] = set()
 
     def check(hello: dict[str, Any]) -> str | None:
+        who = hello.get("federate")
         if hello.get("federation") != federation:
             return "wrong federation"
-        if hello.get("federate") not in allowed:
-            return f"federate {hello.get('federate')!r} may not connect here"
+        if who not in allowed:
+            return f"federate {who!r} may not connect here"
+        if once and who in connected:
+            return f"federate {who!r} is already connected"
         return None
 
     while True:
@@ -372,6 +383,7 @@ def serve(
             return
         accepted = authenticate(raw, secret, check)
         if accepted is not None:
+            connected.add(accepted[1].get("federate"))
             on_peer(*accepted)
 
 

@@ -407,35 +407,57 @@ def test_large_arrays_cross_federates_by_reference_and_forward_without_copies(
 
 
 def test_corrupt_payload_from_an_authenticated_peer_is_dropped_and_named(monkeypatch):
-    """Decentralized: connect to the sink's peer socket as federate `a` (with the
-    federation's secret) and send garbage payloads; the sink names the
-    connection and tag, drops them, and the federation finishes normally."""
+    """Decentralized: federate `a` sends three garbage payloads on its own peer
+    connection before its first real value; the sink names the connection and
+    tag, drops them, and the federation finishes normally."""
     monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
+    monkeypatch.setenv("ORDER_HOSTILE", "corrupt")
     monkeypatch.setenv("ORDER_COUNT", "50")
     monkeypatch.setenv("ORDER_PERIOD", "10 ms")
     monkeypatch.setenv("ORDER_TIMEOUT", "900 ms")
     monkeypatch.setenv("ORDER_STP", "50 ms")
-    r = Run(PROGRAMS / "ordering.py")
-    r.wait_for(r"federation started")
-    launch = r.launch
-    sink_id = launch.names.index("sink")
-    conn, _ = transport.connect(
-        f"unix:{launch.dir}/fed-{sink_id}.sock",
-        launch.secret.encode(),
-        {"federation": launch.federation, "federate": launch.names.index("a"), "name": "a"},
-    )
-    cid = 0  # Ordering's first top-level connection: a.out -> sink.direct
-    route = transport.ROUTE.pack(10**18, 0, sink_id, cid)
-    conn.send(transport.Frame.MESSAGE, route, b"\x00not a pickle at all")
-    conn.send(transport.Frame.MESSAGE, route, b"\x01\xff\xff\xff\xff")
-    conn.send(transport.Frame.MESSAGE, route, b"\x07")
-    conn.close()
-    r.wait()
+    r = run(PROGRAMS / "ordering.py")
     assert r.code == 0, r.text
     dropped = re.findall(r"dropped a message on Ordering\.a\.out -> Ordering\.sink\.direct", r.text)
     assert len(dropped) == 3, r.text
     assert "corrupt pickle payload" in r.text and "unknown payload kind" in r.text
     assert _sink_counts(r.text)["received"] >= 50
+    _assert_no_leftovers(r)
+
+
+def test_a_pickle_sent_to_a_safe_mode_input_is_refused_not_loaded(monkeypatch):
+    """The producer sends a small inline pickle (the shape the peer fast path
+    loads directly) whose loading would print a marker, down the link made with
+    serialization="safe": the receiver refuses it without unpickling, names the
+    link, and every real value still arrives."""
+    monkeypatch.setenv("ZC_COORDINATION", "decentralized")
+    monkeypatch.setenv("ZC_HOSTILE", "pickle")
+    r = run(PROGRAMS / "zero_copy.py")
+    assert r.code == 0, r.text
+    assert "refused a pickle payload on a safe-mode link" in r.text, r.text
+    assert "UNPICKLED-ON-SAFE-LINK" not in r.text
+    assert r.text.count("SAFE k=") == 5, r.text
+    _assert_no_leftovers(r)
+
+
+def test_a_second_connection_claiming_a_connected_federate_is_refused(monkeypatch):
+    """Once the producer's peer connection to safe_sink is up, another
+    connection claiming to be the producer (right secret, right federation) is
+    refused with a reason; closing it must not make safe_sink believe its
+    producer finished (it did: safe_sink stopped after one value)."""
+    monkeypatch.setenv("ZC_COORDINATION", "decentralized")
+    r = Run(PROGRAMS / "zero_copy.py")
+    r.wait_for(r"SAFE k=0")  # the real producer is connected
+    launch = r.launch
+    with pytest.raises(transport.Rejected, match="already connected"):
+        transport.connect(
+            f"unix:{launch.dir}/fed-{launch.names.index('safe_sink')}.sock",
+            launch.secret.encode(),
+            {"federation": launch.federation, "federate": launch.names.index("producer")},
+        )
+    r.wait()
+    assert r.code == 0, r.text
+    assert r.text.count("SAFE k=") == 5, r.text
     _assert_no_leftovers(r)
 
 

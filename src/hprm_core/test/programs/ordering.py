@@ -10,10 +10,13 @@ from the environment so tests can scale them:
     ORDER_PERIOD        source period, e.g. "1 ms"
     ORDER_STP           STP offset (decentralized)
     ORDER_RELAY_DELAY_S real seconds the relay burns per message
+    ORDER_HOSTILE       "corrupt": source a first sends 3 garbage payloads
 """
 
 import os
 import time
+
+from _hostile import send_raw
 
 from hprm_core import Input, Output, Reactor, Timer, main, reaction
 
@@ -28,6 +31,9 @@ RELAY_DELAY = float(os.environ.get("ORDER_RELAY_DELAY_S", "0"))
 # Decentralized runs stop on a timeout instead, so late messages still arrive.
 TIMEOUT = os.environ.get("ORDER_TIMEOUT") or None
 STOP_BY_REQUEST = TIMEOUT is None
+HOSTILE = os.environ.get("ORDER_HOSTILE")
+# A pickle that is not one, a full payload with a truncated header, an unknown kind.
+GARBAGE = (b"\x00not a pickle at all", b"\x01\xff\xff\xff\xff", b"\x07")
 
 
 class Source(Reactor):
@@ -39,6 +45,9 @@ class Source(Reactor):
 
     @reaction("t", effects="out")
     def emit(self):
+        if HOSTILE == "corrupt" and self.k == 0 and self.name == "a":
+            for payload in GARBAGE:
+                send_raw(self, self.out, payload)
         if self.k < COUNT:
             self.out.set((self.k, self.elapsed))
             self.k += 1

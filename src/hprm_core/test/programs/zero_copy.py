@@ -5,17 +5,29 @@ producer --(safe link)----> safe_sink
 Each receiver checks that the array it got lies in a memfd arena mapping
 (/proc/self/maps), is read-only and holds the right values, and prints one
 line per check; the producer prints the bytes it pushed through its sockets.
+ZC_HOSTILE=pickle: the producer first sends a small inline pickle that runs
+print() when loaded down the safe link (it must be refused, never loaded).
 """
 
 import os
+import pickle
 
 import numpy as np
+from _hostile import send_raw
 
 from hprm_core import Input, Output, Reactor, Timer, main, reaction
 
 COORD = os.environ.get("ZC_COORDINATION", "centralized")
 N = 1_000_000
 ROUNDS = 5
+HOSTILE = os.environ.get("ZC_HOSTILE")
+
+
+class PrintsWhenUnpickled:
+    """Stands in for an exploit: loading this pickle calls print()."""
+
+    def __reduce__(self):
+        return (print, ("UNPICKLED-ON-SAFE-LINK",))
 
 
 def arena_of(arr):
@@ -44,6 +56,8 @@ class Producer(Reactor):
         if self.k >= ROUNDS:
             self.request_stop()
             return
+        if HOSTILE == "pickle" and self.k == 0:
+            send_raw(self, self.safe_out, b"\x00" + pickle.dumps(PrintsWhenUnpickled()))
         img = self.alloc_array(N, np.uint8)  # built in the object store
         img[:] = self.k
         self.out.set({"k": self.k, "img": img})
