@@ -83,7 +83,6 @@ _ROUTE_SIZE = ROUTE.size
 _unpack_route = ROUTE.unpack_from
 _loads = pickle.loads
 _heappush = heapq.heappush
-_UNPICKLED = object()  # the fast path's "could not unpickle": the general path reports it
 
 
 class FederationError(HprmError):
@@ -827,22 +826,26 @@ class FederateCoordinator:
                 if kind is _MESSAGE and payload[_ROUTE_SIZE] == INLINE_KIND:
                     t, m, dst, cid = _unpack_route(payload)
                     c = in_ports.get(cid)
-                    if c is not None and dst == me and c.serialization == "pickle":
-                        tag = make_tag((t, m))
-                        if tag > sched.tag:
-                            try:
-                                value = _loads(payload[_ROUTE_SIZE + 1 :])
-                            except Exception:
-                                value = _UNPICKLED
-                            if value is not _UNPICKLED:
-                                known_tags[cid] = tag
-                                self.last_net = None  # as in _handle_message
-                                sched._seq += 1
-                                _heappush(events, (t, m, sched._seq, c.dst, value))
-                                sched._rechoose = True
-                                if not conn.has_buffered_frame():
-                                    return
-                                continue
+                    tag = make_tag((t, m))
+                    if (
+                        c is not None
+                        and dst == me
+                        and c.serialization == "pickle"
+                        and tag > sched.tag
+                    ):
+                        try:
+                            value = _loads(payload[_ROUTE_SIZE + 1 :])
+                        except Exception:
+                            pass  # the general path below drops and reports it
+                        else:
+                            known_tags[cid] = tag
+                            self.last_net = None  # as in _handle_message
+                            sched._seq += 1
+                            _heappush(events, (t, m, sched._seq, c.dst, value))
+                            sched._rechoose = True
+                            if not conn.has_buffered_frame():
+                                return
+                            continue
                 if kind == Frame.RESIGN:
                     break
                 self._handle_message(kind, payload, conn.peer)
