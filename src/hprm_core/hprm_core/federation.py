@@ -290,8 +290,16 @@ class FederateCoordinator:
         by_port: dict[Port, list[NetConnection]] = {}
         for c in self.out_conns:
             by_port.setdefault(c.src, []).append(c)
+        # The network outputs each reaction may write (through its effects' fan-out).
+        writes = {
+            r: {p for e in r.effect_list for p in getattr(e, "_fanout", ()) if p in by_port}
+            for r in env.reactions
+        }
         for port, conns in by_port.items():
-            port._listeners = (*port._listeners, self._sender(conns))
+            # When every reaction that writes this port writes no other network
+            # output, a value sent on it is the last its reaction sends this tag.
+            last = all(len(w) == 1 for w in writes.values() if port in w)
+            port._listeners = (*port._listeners, self._sender(conns, last))
         # (first reader's index, port, connection id) of each input that may be
         # unknown during a provisional tag, in the order reactions need them
         self._gate_template: list[tuple[int, Port, int]] = []
@@ -303,16 +311,13 @@ class FederateCoordinator:
         self._gate_template.sort(key=lambda x: x[0])
         self._writers: dict[int, int] = {}  # port id -> highest index of a reaction writing it
         for c in self._needs_absent_out:
-            idx = [
-                r.index
-                for r in env.reactions
-                for e in r.effect_list
-                if c.src in getattr(e, "_fanout", ())
-            ]
+            idx = [r.index for r, w in writes.items() if c.src in w]
             self._writers[c.id] = max(idx, default=-1)
         self._sent_step: dict[int, int] = {}
 
-    def _sender(self, conns: list[NetConnection]) -> Callable[[Port, Any], None]:
+    def _sender(
+        self, conns: list[NetConnection], last_of_reaction: bool
+    ) -> Callable[[Port, Any], None]:
         first = conns[0]
         if any(
             (c.threshold, c.serialization) != (first.threshold, first.serialization) for c in conns
@@ -362,6 +367,10 @@ class FederateCoordinator:
             for c in conns:
                 if c.needs_absent:
                     self._sent_step[c.id] = sched.step
+            if last_of_reaction and self._woke_peers and not sched._ready:
+                # Nothing else is queued at this tag and this reaction sends
+                # nothing more: the receivers need not wait for it to return.
+                self._yield_to_receivers(sched)
 
         return send
 
@@ -586,18 +595,21 @@ class FederateCoordinator:
             t = delayed(sched.tag, c.delay)
             self._to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
+    def _yield_to_receivers(self, sched: Scheduler) -> None:
+        """Hand the CPU to the receivers we woke, as soon as we know we are
+        done sending. Linux wakes a socket reader on the writer's CPU,
+        expecting the writer to sleep soon, so the receiver waits out
+        everything we still do before sleeping (the rest of the reaction,
+        coordination, arming the next timeout): 30-40% of a message's one-way
+        latency on a small VM. Only when we are idle until our next tag: when
+        behind schedule, extra context switches would cost throughput."""
+        self._woke_peers = False
+        if not sched.fast and sched.next_event_tag().time > sched.physical_time():
+            os.sched_yield()
+
     def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
-        if self._woke_peers:
-            self._woke_peers = False
-            if not sched.fast and sched.next_event_tag().time > sched.physical_time():
-                # Hand the CPU to the receivers this tag woke, first thing.
-                # Linux wakes a socket reader on the writer's CPU, expecting
-                # the writer to sleep soon, so the receiver waits out everything
-                # we still do before sleeping (coordination, arming the next
-                # timeout): 30-40% of a message's one-way latency on a small VM.
-                # Only when we are idle until our next tag: when behind
-                # schedule, extra context switches would cost throughput.
-                os.sched_yield()
+        if self._woke_peers:  # not yielded right after sending (see _sender)
+            self._yield_to_receivers(sched)
         if self.data_plane is not None:
             self.data_plane.send_releases()
         if self.failure is not None or self.rti is None:
