@@ -817,13 +817,13 @@ class FederateCoordinator:
         A small pickled message for a tag still ahead, the common case, goes
         from the receive buffer to the event heap in this one function, without
         the general path's calls (``_handle_message``, ``DataPlane.decode``,
-        ``schedule_network``). Right after a wake-up every distinct piece of
-        code that runs is cold (caches, TLB: on this project's VMs, touching 10
-        new pages after a wake-up doubles a raw socket's latency), so the
-        per-message path is kept to as little code as possible. Anything else
-        (absences, stored or streamed values, safe-mode links, tardy or
-        provisional-tag messages, a payload that fails to unpickle) takes the
-        general path, which also reports the errors.
+        ``schedule_network``). A message wakes this process after another one
+        (its sender) ran on the CPU, so whatever runs here runs cold (caches
+        full of the sender's state), several times slower than the same code in
+        a loop: the per-message path is kept to as little code as possible.
+        Anything else (absences, stored or streamed values, safe-mode links,
+        tardy or provisional-tag messages, a payload that fails to unpickle)
+        takes the general path, which also reports the errors.
         """
         sched = self.sched
         assert sched is not None
