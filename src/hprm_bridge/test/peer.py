@@ -13,6 +13,7 @@ stdout (``{"event": ...}``), the last one being the result. Roles:
 
 import hashlib
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -99,6 +100,10 @@ def role_publish(a: dict[str, Any]) -> None:
         if a.get("wait_subs", 1):
             matched = pub.wait_for_subscriptions(a.get("wait_subs", 1), a.get("match_timeout", 15))
             emit(event="matched", ok=matched)
+        if a.get("go_file"):  # the other side says when it has matched us too
+            deadline = time.monotonic() + a.get("match_timeout", 15)
+            while not os.path.exists(a["go_file"]) and time.monotonic() < deadline:
+                time.sleep(0.01)
         for i in range(a.get("count", 1)):
             msg = make_message(node.types, a["kind"], i)
             pub.publish(msg)

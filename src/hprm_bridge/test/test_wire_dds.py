@@ -122,15 +122,29 @@ def test_incompatible_qos_is_logged_and_nothing_flows(domain, peers, caplog):
     assert "Last incompatible policy: RELIABILITY_QOS_POLICY" in text
 
 
-def test_compatible_qos_mix_delivers(domain, peers):
-    """Reliable publisher -> best-effort subscription is allowed by ROS 2's rules."""
+def test_compatible_qos_mix_delivers(domain, peers, tmp_path):
+    """Reliable publisher -> best-effort subscription is allowed by ROS 2's rules.
+
+    The publisher starts only once this (best-effort) reader has matched it as
+    well: discovery is asynchronous on each side, and a best-effort reader drops
+    samples from a writer it has not matched yet (the writer, having matched
+    the reader, sends them anyway and never repeats them)."""
+    go = tmp_path / "go"
     with Node("lax", domain_id=domain, localhost_only=True) as node:
         sub = node.create_subscription("std_msgs/msg/String", "/q", qos="sensor_data")
         pub = peers(
             "publish",
-            {"type": "std_msgs/msg/String", "topic": "/q", "kind": "string", "count": 3},
+            {
+                "type": "std_msgs/msg/String",
+                "topic": "/q",
+                "kind": "string",
+                "count": 3,
+                "go_file": str(go),
+            },
             domain,
         )
+        assert sub.wait_for_publishers(1, timeout_sec=15)
+        go.touch()
         got = [sub.take(timeout_sec=10) for _ in range(3)]
         pub.result()
     assert [m.data for m in got if m is not None] == [f"hello {i} \u00e9\u4e16" for i in range(3)]
