@@ -120,7 +120,7 @@ class DataPlane:
 
     def close(self) -> None:
         if self._listener is not None:
-            self._listener.close()
+            transport.close_listener(self._listener)
             self._listener = None
             with contextlib.suppress(OSError):
                 os.unlink(self._address(self.me)[5:])

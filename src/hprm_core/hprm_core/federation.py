@@ -657,7 +657,7 @@ class FederateCoordinator:
         if self.rti is not None:
             self.rti.close()
         if self._listener is not None:
-            self._listener.close()
+            transport.close_listener(self._listener)
             self._listener = None
 
     # -- receiving -----------------------------------------------------------------------

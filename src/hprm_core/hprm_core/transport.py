@@ -358,7 +358,8 @@ def serve(
 ) -> None:
     """Accept loop (run it in a thread): authenticate each connection as a
     federate of ``federation`` whose id is in ``allowed``, then hand it to
-    ``on_peer(conn, hello)``. Returns when the listener is closed.
+    ``on_peer(conn, hello)``. Returns when the listener is closed with
+    :func:`close_listener`.
 
     ``once``: one connection per federate, ever (peer-to-peer data links:
     receivers rely on one connection's messages arriving in tag order, and
@@ -385,6 +386,15 @@ def serve(
         if accepted is not None:
             connected.add(accepted[1].get("federate"))
             on_peer(*accepted)
+
+
+def close_listener(listener: socket.socket) -> None:
+    """Close a listening socket and end the :func:`serve` loop blocked in its
+    ``accept()``: on Linux, ``close()`` alone leaves that thread blocked (and
+    the socket open) until the process exits."""
+    with contextlib.suppress(OSError):
+        listener.shutdown(socket.SHUT_RDWR)
+    listener.close()
 
 
 def pack_tag(time_ns: int, microstep: int) -> bytes:

@@ -1,0 +1,214 @@
+"""transport.py on real sockets: framing (eager buffer, large frames, frames
+split across reads or packed into one), refusal of bad input with a clear
+error, authentication, and the one-connection-per-federate rule."""
+
+import os
+import socket
+import stat
+import struct
+import threading
+import time
+
+import pytest
+
+from hprm_core import transport
+from hprm_core.transport import EAGER_BUFFER, HEADER, MAGIC, PROTOCOL_VERSION, Frame
+
+
+@pytest.fixture
+def pair():
+    a, b = socket.socketpair()
+    yield transport.Connection(a, "a"), transport.Connection(b, "b")
+    a.close()
+    b.close()
+
+
+def _raw_header(kind: int, length: int, magic: bytes = MAGIC, version: int = PROTOCOL_VERSION):
+    return HEADER.pack(magic, version, kind, length)
+
+
+def test_frames_of_every_size_class_round_trip(pair):
+    tx, rx = pair
+    sizes = [0, 1, 100, EAGER_BUFFER - HEADER.size, EAGER_BUFFER, 3 * EAGER_BUFFER + 7]
+    payloads = [os.urandom(n) for n in sizes]
+
+    def send_all():
+        for p in payloads:
+            tx.send(Frame.MESSAGE, p)
+
+    t = threading.Thread(target=send_all)
+    t.start()
+    for p in payloads:
+        kind, got = rx.recv()
+        assert kind is Frame.MESSAGE  # a Frame, not a bare int, whatever the size
+        assert bytes(got) == p
+    t.join()
+
+
+def test_several_frames_in_one_read_are_all_handed_out(pair):
+    tx, rx = pair
+    frames = bytearray()
+    for i in range(5):
+        transport.append_frame(frames, Frame.NET, transport.pack_tag(i, 0))
+    tx.send_encoded(frames)
+    got = []
+    while True:
+        kind, payload = rx.recv()
+        got.append((kind, transport.unpack_tag(payload)))
+        if not rx.has_buffered_frame():
+            break
+    assert got == [(Frame.NET, (i, 0)) for i in range(5)]
+
+
+def test_a_frame_split_across_many_writes_is_reassembled(pair):
+    tx, rx = pair
+    body = os.urandom(1000)
+    wire = _raw_header(Frame.MESSAGE, len(body)) + body
+
+    def trickle():  # 3 bytes per write, header included
+        for i in range(0, len(wire), 3):
+            tx.sock.sendall(wire[i : i + 3])
+
+    t = threading.Thread(target=trickle)
+    t.start()
+    kind, got = rx.recv()
+    t.join()
+    assert kind is Frame.MESSAGE and bytes(got) == body
+
+
+def test_an_oversized_frame_is_refused_before_anything_is_allocated(pair):
+    tx, rx = pair
+    rx.max_frame = 1 << 20
+    tx.sock.sendall(_raw_header(Frame.MESSAGE, (1 << 20) + 1))
+    with pytest.raises(transport.ProtocolError, match=r"1048577-byte frame; the limit is 1048576"):
+        rx.recv()
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        (_raw_header(Frame.MESSAGE, 0, magic=b"GE"), "without the HPRM magic"),
+        (_raw_header(Frame.MESSAGE, 0, version=PROTOCOL_VERSION + 1), "protocol version"),
+        (_raw_header(99, 0), "unknown frame type 99"),
+    ],
+)
+def test_malformed_headers_name_the_problem(pair, header, message):
+    tx, rx = pair
+    tx.sock.sendall(header)
+    with pytest.raises(transport.ProtocolError, match=message):
+        rx.recv()
+
+
+def test_a_peer_closing_mid_frame_is_an_eof_not_a_short_frame(pair):
+    tx, rx = pair
+    tx.sock.sendall(_raw_header(Frame.MESSAGE, 100) + b"only ten b")
+    tx.sock.shutdown(socket.SHUT_WR)
+    with pytest.raises(EOFError):
+        rx.recv()
+
+
+def test_truncated_tags_are_refused():
+    with pytest.raises(transport.ProtocolError, match="truncated tag"):
+        transport.unpack_tag(b"\x00" * (transport.TAG.size - 1))
+
+
+@pytest.mark.parametrize("address", ["tcp:localhost", "tcp::80", "udp:1.2.3.4:5", "/tmp/x.sock"])
+def test_bad_addresses_are_refused_with_the_expected_form(address):
+    with pytest.raises(ValueError, match="expected"):
+        transport.parse_address(address)
+
+
+def _server(tmp_path, secret=b"s3cret", allowed=(0, 1), once=False):
+    listener, address = transport.listen(f"unix:{tmp_path}/t.sock")
+    accepted = []
+    thread = threading.Thread(
+        target=transport.serve,
+        args=(listener, secret, "fed", set(allowed), lambda c, h: accepted.append((c, h))),
+        kwargs={"once": once},
+        daemon=True,
+    )
+    thread.start()
+    return listener, address, accepted, thread
+
+
+def _stop(listener, thread):
+    transport.close_listener(listener)
+    thread.join(5)
+    assert not thread.is_alive(), "serve() still blocked in accept() after close_listener()"
+
+
+def _wait_for(accepted, n):
+    deadline = time.monotonic() + 5  # on_peer runs just after the peer got its WELCOME
+    while len(accepted) < n and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def test_unix_listeners_are_private_to_the_user(tmp_path):
+    listener, address, _, thread = _server(tmp_path)
+    try:
+        mode = stat.S_IMODE(os.stat(address[5:]).st_mode)
+        assert mode & 0o077 == 0, oct(mode)
+    finally:
+        _stop(listener, thread)
+
+
+def test_authentication_accepts_the_federation_and_refuses_everyone_else(tmp_path):
+    listener, address, accepted, thread = _server(tmp_path)
+    try:
+        conn, welcome = transport.connect(address, b"s3cret", {"federation": "fed", "federate": 0})
+        assert welcome == {}
+        cases = [
+            (b"wrong", {"federation": "fed", "federate": 1}, "wrong federation secret"),
+            (b"s3cret", {"federation": "other", "federate": 1}, "wrong federation"),
+            (b"s3cret", {"federation": "fed", "federate": 7}, "federate 7 may not connect"),
+        ]
+        for secret, hello, reason in cases:
+            with pytest.raises(transport.Rejected, match=reason):
+                transport.connect(address, secret, hello)
+        _wait_for(accepted, 1)
+        assert [h["federate"] for _, h in accepted] == [0]
+        conn.close()
+    finally:
+        _stop(listener, thread)
+        for c, _ in accepted:
+            c.close()
+
+
+@pytest.mark.parametrize("once", [True, False])
+def test_once_refuses_a_second_connection_claiming_the_same_federate(tmp_path, once):
+    listener, address, accepted, thread = _server(tmp_path, once=once)
+    hello = {"federation": "fed", "federate": 1}
+    conns = []
+    try:
+        conns.append(transport.connect(address, b"s3cret", hello)[0])
+        if once:
+            with pytest.raises(transport.Rejected, match="federate 1 is already connected"):
+                transport.connect(address, b"s3cret", hello)
+        else:  # e.g. the store channel: reconnecting is fine
+            conns.append(transport.connect(address, b"s3cret", hello)[0])
+        _wait_for(accepted, 1 if once else 2)
+        assert len(accepted) == (1 if once else 2)
+    finally:
+        for c in conns:
+            c.close()
+        _stop(listener, thread)
+        for c, _ in accepted:
+            c.close()
+
+
+def test_no_big_frame_is_read_before_authentication(tmp_path):
+    """Before the hello is verified, a frame over the eager buffer is refused:
+    an unauthenticated peer cannot make the listener allocate."""
+    listener, address, accepted, thread = _server(tmp_path)
+    try:
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(address[5:])
+        s.recv(HEADER.size + 32)  # the challenge
+        s.sendall(_raw_header(Frame.HELLO, EAGER_BUFFER + 1))
+        answer = s.recv(4096)
+        s.close()
+        kind = struct.unpack_from("<B", answer, 3)[0]
+        assert kind == Frame.REJECT and b"the limit is" in answer
+        assert accepted == []
+    finally:
+        _stop(listener, thread)
