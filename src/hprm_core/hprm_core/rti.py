@@ -459,7 +459,10 @@ class RTI:
         for f in waiting:
             g = f.net
             eimt = min((delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
-            if eimt > g:
+            # Nothing can ever reach f (everything upstream finished or is idle
+            # with nothing that could wake it): grant even FOREVER, so that an
+            # idle f finishes too instead of waiting for a grant forever.
+            if eimt > g or eimt >= FOREVER:
                 f.granted = g
                 self._send(f, Frame.TAG, transport.pack_tag(g.time, g.microstep))
             elif eimt == g and f.cycle and g > f.provisional:

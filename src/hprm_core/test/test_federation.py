@@ -231,6 +231,20 @@ def test_a_slow_upstream_federate_does_not_hold_back_a_fast_one(monkeypatch, coo
     assert max_lag < 100, f"fast federate's tags ran up to {max_lag} ms late"
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_federates_finish_when_their_upstream_runs_out_of_work(monkeypatch, coordination):
+    """No stop request, no timeout: the source finishes after three one-shot
+    timers, and mid and sink, which can no longer receive anything, finish too
+    (centralized, they waited forever for a grant the RTI never sent)."""
+    monkeypatch.setenv("FIN_COORDINATION", coordination)
+    r = Run(PROGRAMS / "finite.py")
+    r.wait_for(r"SINK got=", timeout=20)
+    r.wait()
+    assert r.code == 0, r.text
+    assert "SINK got=[0, 10, 20]" in r.text, r.text
+    _assert_no_leftovers(r)
+
+
 def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
     # On one host, centralized payloads skip the RTI, which only gets notices.
     # With a backlog of payloads in the sink's socket, the sink's timer tag k
