@@ -274,6 +274,23 @@ def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkey
     _assert_no_leftovers(r)
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coordination):
+    monkeypatch.setenv("ORDER_COORDINATION", coordination)
+    monkeypatch.setenv("ORDER_COUNT", "100000000")
+    monkeypatch.setenv("ORDER_PERIOD", "5 ms")
+    monkeypatch.setenv("ORDER_STP", "20 ms")
+    r = Run(PROGRAMS / "ordering.py")
+    r.wait_for(r"federation started")
+    time.sleep(0.3)
+    os.kill(r.launch.procs["rti"].pid, signal.SIGKILL)
+    r.wait()
+    assert r.code != 0
+    for name in ("a", "b", "relay", "sink"):
+        assert re.search(rf"\[{name}\] .*federate {name} stopped: lost the RTI", r.text), r.text
+    _assert_no_leftovers(r)
+
+
 def _processes_mentioning(text):
     found = []
     for pid in os.listdir("/proc"):
