@@ -56,7 +56,7 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     import os
 
     from hprm_core.errors import ReactionError
-    from hprm_core.federation import FederationError, run_federate
+    from hprm_core.federation import RTI_WAIT_S, FederationError, run_federate
 
     if rest:
         raise SystemExit(f"hprm federate: unexpected arguments {rest}")
@@ -81,6 +81,7 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
             timeout=args.timeout,
             trace=args.trace,
             listen_dir=args.listen_dir,
+            rti_wait=RTI_WAIT_S if args.rti_wait is None else args.rti_wait,
         )
     except ReactionError as exc:
         log.error("federate %s stopped after a reaction failed: %s", args.name, exc)
@@ -113,6 +114,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--federation", required=True, help="federation id (the RTI's)")
     f.add_argument("--secret-file", help="file holding the shared secret (else $HPRM_SECRET)")
     f.add_argument("--listen-dir", help="private directory for peer sockets (decentralized)")
+    f.add_argument(
+        "--rti-wait",
+        type=float,
+        metavar="S",
+        help="seconds to wait for the RTI to listen, for launch systems that may start it "
+        "after the federates (default: 10)",
+    )
     f.add_argument("--fast", action="store_true")
     f.add_argument("--timeout")
     f.add_argument("--trace", metavar="PATH")

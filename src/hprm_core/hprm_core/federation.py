@@ -75,6 +75,7 @@ from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpac
 log = logging.getLogger("hprm.federation")
 
 COORDINATIONS = ("centralized", "decentralized")
+RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch order)
 PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
 
 
@@ -219,8 +220,10 @@ class FederateCoordinator:
         federation: str,
         stp_offset: int = 0,
         listen_dir: str | None = None,
+        rti_wait: float = RTI_WAIT_S,
     ) -> None:
         self.program = program
+        self.rti_wait = rti_wait
         self.me = me
         self.rti_address = rti
         self.secret = secret
@@ -280,6 +283,26 @@ class FederateCoordinator:
                     self._needs_absent_out.append(c)
 
     # -- wiring ---------------------------------------------------------------------
+
+    def _connect_rti(self, hello: dict[str, Any]) -> Connection:
+        """Connect to the RTI, waiting up to ``rti_wait`` seconds for it to
+        listen: a launch system may start federates before their RTI. Only
+        "nobody listens there (yet)" is retried; a refusal is final."""
+        deadline = time.monotonic() + self.rti_wait
+        said = False
+        while True:
+            try:
+                conn, _ = transport.connect(self.rti_address, self.secret, hello)
+                return conn
+            except ConnectionError as exc:
+                if time.monotonic() >= deadline:
+                    raise FederationError(
+                        f"no RTI at {self.rti_address} after {self.rti_wait:g} s ({exc})"
+                    ) from None
+                if not said:
+                    said = True
+                    log.info("%s: waiting for the RTI at %s", self.me.name, self.rti_address)
+                time.sleep(0.05)
 
     def wire(self, env: Environment) -> None:
         """Attach senders to network outputs; record readers of network inputs."""
@@ -407,7 +430,7 @@ class FederateCoordinator:
         if self.p2p_upstream:
             listen_address = self._listen_for_peers()
         hello["listen"] = listen_address
-        self.rti, _ = transport.connect(self.rti_address, self.secret, hello)
+        self.rti = self._connect_rti(hello)
         if self.rti.is_tcp:
             self._sync_clock()
         self.rti.send(Frame.READY)
@@ -919,8 +942,10 @@ def run_federate(
     timeout: Duration = None,
     trace: Any = None,
     listen_dir: str | None = None,
+    rti_wait: float = RTI_WAIT_S,
 ) -> int:
-    """Run one federate of a program file; returns a process exit code."""
+    """Run one federate of a program file; returns a process exit code.
+    ``rti_wait``: seconds to wait for the RTI to listen (start order)."""
     from hprm_core.program import main_class
 
     cls = main_class(program_path)
@@ -938,6 +963,7 @@ def run_federate(
         federation=federation,
         stp_offset=_stp_for(opts.get("stp_offset", 0), name),
         listen_dir=listen_dir,
+        rti_wait=rti_wait,
     )
     if program.coordination == "decentralized" and (fast or opts.get("fast")):
         raise FederationError("fast mode cannot be used with decentralized coordination")

@@ -371,6 +371,22 @@ def test_garbage_frames_and_wrong_secrets_are_refused_and_the_federation_runs_on
     assert _sink_counts(r.text)["received"] == 120
 
 
+def _federate_cmd(program, name, address, federation, *extra):
+    """``hprm federate`` as a launch system would run it."""
+    cli = [sys.executable, "-m", "hprm_core.cli"]
+    return [
+        *cli,
+        "federate",
+        str(program),
+        name,
+        "--rti",
+        address,
+        "--federation",
+        federation,
+        *extra,
+    ]
+
+
 def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
     """`hprm rti` and `hprm federate` placed by hand, as a launch system would."""
     env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
@@ -388,16 +404,7 @@ def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
         assert address and address.startswith("tcp:127.0.0.1:")
         feds = [
             subprocess.Popen(
-                [
-                    *cli,
-                    "federate",
-                    str(EXAMPLES / "federated_pipeline.py"),
-                    name,
-                    "--rti",
-                    address,
-                    "--federation",
-                    "f1",
-                ],
+                _federate_cmd(EXAMPLES / "federated_pipeline.py", name, address, "f1"),
                 env=env,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
@@ -416,6 +423,53 @@ def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
     for out in outs:
         assert re.search(r"clock offset to the RTI [+-]\d+\.\d+ ms \(round trip", out), out
     assert "actuator: 10 commands applied" in outs[2]
+
+
+def test_federates_started_before_their_rti_wait_for_it(tmp_path):
+    """Launch systems start processes in any order: federates that come up
+    first wait for the RTI (and say so) instead of failing."""
+    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
+    address = f"unix:{tmp_path}/rti.sock"
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    names = ("sensor", "processor", "actuator")
+    feds = [
+        subprocess.Popen(
+            _federate_cmd(EXAMPLES / "federated_pipeline.py", n, address, "f2"), **popen
+        )
+        for n in names
+    ]
+    rti = None
+    try:
+        time.sleep(1.0)  # the federates are up and retrying by now
+        assert all(f.poll() is None for f in feds)
+        rti = subprocess.Popen(
+            [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
+             "--federates", "3", "--federation", "f2"],
+            **popen,
+        )  # fmt: skip
+        outs = [f.communicate(timeout=60)[0] for f in feds]
+        assert [f.returncode for f in feds] == [0, 0, 0], outs
+        assert rti.wait(timeout=30) == 0
+    finally:
+        for p in [*feds, *([rti] if rti else [])]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for name, out in zip(names, outs, strict=True):
+        assert f"{name}: waiting for the RTI at {address}" in out, out
+    assert "actuator: 10 commands applied" in outs[2]
+
+
+def test_a_federate_without_an_rti_gives_up_with_a_clear_error(tmp_path):
+    env = dict(os.environ, HPRM_SECRET="s3cret")
+    address = f"unix:{tmp_path}/rti.sock"
+    program = EXAMPLES / "federated_pipeline.py"
+    cmd = _federate_cmd(program, "actuator", address, "f2", "--rti-wait", "0.5")
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 3, p.stderr
+    assert f"federate actuator stopped: no RTI at {address} after 0.5 s" in p.stderr, p.stderr
+    assert "Traceback" not in p.stderr
+    assert os.listdir(tmp_path) == []  # its store-channel socket is gone too
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
