@@ -40,7 +40,14 @@ Example::
 """
 
 from hprm_core.environment import Environment
-from hprm_core.errors import AssemblyError, CycleError, EffectError, HprmError, ReactionError
+from hprm_core.errors import (
+    AssemblyError,
+    CycleError,
+    EffectError,
+    HprmError,
+    ProgramError,
+    ReactionError,
+)
 from hprm_core.program import main, run
 from hprm_core.reactor import (
     Bank,
@@ -72,6 +79,7 @@ __all__ = [
     "LogicalAction",
     "Output",
     "PhysicalAction",
+    "ProgramError",
     "ReactionError",
     "Reactor",
     "Tag",

@@ -139,7 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
     args, rest = build_parser().parse_known_args(argv)
-    return args.func(args, rest)
+    from hprm_core.errors import HprmError
+
+    try:
+        return args.func(args, rest)
+    except (HprmError, FileNotFoundError) as exc:  # a bad program or argument, not a crash
+        logging.getLogger("hprm").error("%s", exc)
+        return 2
 
 
 if __name__ == "__main__":

@@ -21,6 +21,11 @@ class EffectError(HprmError):
     read one it did not declare as a trigger or source)."""
 
 
+class ProgramError(HprmError):
+    """A program file could not be loaded: the message holds the error and
+    the program's own lines that raised it (not the runtime's)."""
+
+
 class ReactionError(HprmError):
     """A reaction raised; the program stopped cleanly (shutdown reactions ran)."""
 

@@ -23,11 +23,12 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
+import traceback
 from pathlib import Path
 from typing import Any
 
 from hprm_core.environment import Environment
-from hprm_core.errors import HprmError, ReactionError
+from hprm_core.errors import HprmError, ProgramError, ReactionError
 from hprm_core.reactor import Reactor
 from hprm_core.tag import Duration
 
@@ -87,9 +88,22 @@ def load_module(path: str | Path) -> Any:
     sys.path.insert(0, str(p.parent))  # so a program can import its neighbours
     try:
         spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ProgramError(f"cannot load {path}:\n{_user_traceback(exc)}") from exc
     finally:
         sys.path.remove(str(p.parent))
     return module
+
+
+def _user_traceback(exc: BaseException) -> str:
+    """The traceback without the frames of the import machinery: what a
+    program's author needs is the line of their file that failed."""
+    tb = traceback.TracebackException.from_exception(exc)
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not f.filename.startswith(("<frozen", __file__))]
+    )
+    return "".join(tb.format()).rstrip()
 
 
 def main_class(path: str | Path) -> type[Reactor]:

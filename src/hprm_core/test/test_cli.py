@@ -96,6 +96,29 @@ def test_program_without_main_or_missing_file_is_refused_with_exit_2(tmp_path):
     assert r.returncode == 2 and "not found" in r.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "graph", "federate"])
+def test_a_program_that_fails_to_load_shows_its_own_line_and_exit_2(tmp_path, command):
+    """A syntax error or a failing import in the program file: exit 2 and the
+    author's file and line, without the import machinery's frames."""
+    broken = tmp_path / "broken.py"
+    broken.write_text("from hprm_core import Reactor\n\nx = (1,\n")
+    importing = tmp_path / "importing.py"
+    importing.write_text("import os\nimport no_such_module_here\n")
+    secret = tmp_path / "secret"
+    secret.write_text("s3cret")
+    extra = ["some_federate", "--rti", f"unix:{tmp_path}/rti.sock", "--federation", "f"]
+    args = [*extra, "--secret-file", secret] if command == "federate" else []
+    r = hprm(command, broken, *args)
+    assert r.returncode == 2, r.stderr
+    assert f"cannot load {broken}" in r.stderr and "SyntaxError" in r.stderr
+    assert f'File "{broken}", line 3' in r.stderr
+    r = hprm(command, importing, *args)
+    assert r.returncode == 2, r.stderr
+    assert f'File "{importing}", line 2, in <module>' in r.stderr
+    assert "ModuleNotFoundError: No module named 'no_such_module_here'" in r.stderr
+    assert "importlib" not in r.stderr and "program.py" not in r.stderr
+
+
 def test_bench_lists_and_rejects_unknown_names():
     r = hprm("bench")
     assert r.returncode == 0 and "reactions" in r.stdout
