@@ -55,6 +55,7 @@ import json
 import logging
 import os
 import pickle
+import signal
 import socket
 import sys
 import threading
@@ -931,6 +932,33 @@ def _stp_for(option: Duration | dict[str, Duration], name: str) -> int:
     return duration(option)
 
 
+def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
+    """Ctrl-C or SIGTERM (what ``hprm run`` sends its federates on Ctrl-C, and
+    what launch systems send to stop a node): stop the whole federation at one
+    tag, so every federate runs its shutdown reactions (a driver halting its
+    motors, say). A second signal ends the process at once. Returns a function
+    that puts the previous handlers back. Main thread only; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in signals}
+
+    def restore() -> None:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        restore()  # the next one is not caught
+        log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
+        # request_stop takes the scheduler's lock: never from inside a handler
+        # that may have interrupted the very code holding it.
+        threading.Thread(target=sched.request_stop, name=f"{name}-stop", daemon=True).start()
+
+    for s in signals:
+        signal.signal(s, on_signal)
+    return restore
+
+
 def run_federate(
     program_path: str,
     name: str,
@@ -978,9 +1006,11 @@ def run_federate(
     )
     coordinator.sched = env.scheduler
     coordinator.wire(env)
+    restore = _stop_on_signals(env.scheduler, name)
     try:
         env.run()
     finally:
+        restore()
         coordinator.close()
     if coordinator.failure is not None:
         raise FederationError(coordinator.failure)

@@ -11,7 +11,9 @@
   with SIGKILL (federates die at once; the RTI gets SIGTERM) leaves nothing;
 - streams their output line by line, prefixed with the federate's name;
 - returns the first non-zero exit code, and tears everything down on Ctrl-C
-  or as soon as any process fails (SIGTERM, then SIGKILL after a grace period);
+  or as soon as any process fails: SIGTERM to the federates, which stop the
+  federation at one tag and run their shutdown reactions, then to the RTI,
+  then SIGKILL to whatever is left after a grace period;
 - removes the directory afterwards, whatever happened.
 
 Example::
@@ -57,6 +59,16 @@ def _die_with_parent(sig: int) -> Callable[[], None]:
     return setup
 
 
+_print_lock = threading.Lock()
+
+
+def _print_line(line: str) -> None:
+    """Print one whole line: output pumps of several federates run at once,
+    and ``print`` writes the text and the newline separately."""
+    with _print_lock:
+        print(line, flush=True)
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
@@ -79,7 +91,7 @@ class Launch:
         opts = cls._hprm_main_options  # type: ignore[attr-defined]
         structure = FederatedProgram(cls(), opts.get("coordination", "centralized"))
         self.names = [f.name for f in structure.federates]
-        self.output = output or (lambda line: print(line, flush=True))
+        self.output = output or _print_line
         self.dir = tempfile.mkdtemp(prefix="hprm-")
         os.chmod(self.dir, 0o700)
         self.secret = secrets.token_hex(32)
@@ -183,15 +195,21 @@ class Launch:
         return first_failure
 
     def terminate(self) -> None:
-        """SIGTERM every process group, SIGKILL what is left after the grace period."""
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGTERM)
+        """SIGTERM the federates (each then asks for a federation-wide stop, so
+        shutdown reactions run), then the RTI once they are gone (it carries
+        that stop); SIGKILL whatever is left after the grace period."""
+        federates = [p for name, p in self.procs.items() if name != "rti"]
+        rti = [p for name, p in self.procs.items() if name == "rti"]
         deadline = time.monotonic() + GRACE_S
+        for group in (federates, rti):
+            for proc in group:
+                if proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGTERM)
+            for proc in group:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(max(0.0, deadline - time.monotonic()))
         for proc in self.procs.values():
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(max(0.0, deadline - time.monotonic()))
             if proc.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)

@@ -291,6 +291,49 @@ def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coo
     _assert_no_leftovers(r)
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_ctrl_c_stops_the_federation_at_one_tag_and_runs_shutdown_reactions(coordination):
+    """A real Ctrl-C: SIGINT to `hprm run`'s process group. The launcher asks
+    every federate to stop (SIGTERM), they agree on one stop tag through the
+    RTI, shutdown reactions run (the sink prints its summary), then the RTI
+    goes; exit code 130, nothing left behind."""
+    env = dict(
+        os.environ,
+        ORDER_COORDINATION=coordination,
+        ORDER_COUNT="100000000",
+        ORDER_PERIOD="5 ms",
+        ORDER_STP="50 ms",
+        PYTHONUNBUFFERED="1",
+    )
+    p = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "run", str(PROGRAMS / "ordering.py")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        seen = []
+        for line in p.stdout:
+            seen.append(line)
+            if "federation started" in line:
+                break
+        time.sleep(0.5)
+        os.killpg(p.pid, signal.SIGINT)
+        text = "".join(seen) + p.communicate(timeout=30)[0]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, text
+    for name in ("a", "b", "relay", "sink"):
+        assert f"[{name}] [hprm.federation] INFO: {name}: SIGTERM, stopping the federation" in text
+    assert "stop granted at" in text and "lost the RTI" not in text, text
+    counts = _sink_counts(text)  # printed by the sink's shutdown reaction
+    assert counts["received"] > 0 and counts["out_of_order"] == 0
+    directory = re.search(r"unix:(/tmp/hprm-[^/]+)/", text).group(1)
+    assert not os.path.exists(directory)
+    assert not _processes_mentioning(directory)
+
+
 def _processes_mentioning(text):
     found = []
     for pid in os.listdir("/proc"):
