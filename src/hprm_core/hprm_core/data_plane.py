@@ -156,9 +156,13 @@ class DataPlane:
             # so nothing large is copied) in favour of the full serializer.
             probe = self._probe
             probe.threshold, probe.big = threshold, False
-            data = pickle.dumps(value, protocol=5, buffer_callback=probe)
-            if not probe.big and len(data) < threshold:
-                return [_INLINE, data]
+            try:
+                data = pickle.dumps(value, protocol=5, buffer_callback=probe)
+            except Exception:
+                pass  # the full serializer below says what cannot be pickled
+            else:
+                if not probe.big and len(data) < threshold:
+                    return [_INLINE, data]
         s = serialize(
             value,
             store=self.local_store(),

@@ -589,6 +589,18 @@ def test_a_second_connection_claiming_a_connected_federate_is_refused(monkeypatc
     _assert_no_leftovers(r)
 
 
+def test_a_value_pickle_cannot_handle_is_refused_naming_the_port_and_tag():
+    r = run(PROGRAMS / "unpicklable.py")
+    assert r.code == 1, r.text
+    assert re.search(
+        r"Unpicklable\.src\.out: cannot send value at tag \(10000000, 0\): cannot pickle a dict: "
+        r"cannot pickle '_thread\.lock' object",
+        r.text,
+    ), r.text
+    assert "SINK got" not in r.text
+    _assert_no_leftovers(r)
+
+
 def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     """A sensor driven by a thread feeds a federate with a 1 ms timer
     (centralized): every reading arrives at its own tag (none tardy), and the
