@@ -432,12 +432,19 @@ class FederateCoordinator:
             listen_address = self._listen_for_peers()
         hello["listen"] = listen_address
         self.rti = self._connect_rti(hello)
-        if self.rti.is_tcp:
-            self._sync_clock()
-        self.rti.send(Frame.READY)
-        kind, payload = self.rti.recv()
+        try:
+            if self.rti.is_tcp:
+                self._sync_clock()
+            self.rti.send(Frame.READY)
+            kind, payload = self.rti.recv()
+        except (EOFError, OSError) as exc:
+            raise FederationError(
+                f"lost the RTI at {self.rti_address} before the federation started ({exc})"
+            ) from None
         if kind == Frame.FAILED:
             raise FederationError(bytes(payload).decode())
+        if kind == Frame.REJECT:
+            raise FederationError(f"the RTI refused {self.me.name}: {bytes(payload).decode()}")
         if kind != Frame.START:
             raise FederationError(f"RTI sent {kind.name} instead of START")
         start = json.loads(bytes(payload))
@@ -949,6 +956,8 @@ def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
 
     def on_signal(signum: int, frame: Any) -> None:
         restore()  # the next one is not caught
+        if not sched.running:  # still joining: nothing to stop cleanly yet
+            raise KeyboardInterrupt
         log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
         # request_stop takes the scheduler's lock: never from inside a handler
         # that may have interrupted the very code holding it.
@@ -1009,6 +1018,8 @@ def run_federate(
     restore = _stop_on_signals(env.scheduler, name)
     try:
         env.run()
+    except KeyboardInterrupt:
+        raise FederationError("interrupted before the federation started") from None
     finally:
         restore()
         coordinator.close()

@@ -154,7 +154,9 @@ class RTI:
         assert self.structure is not None
         desc = self.structure["federates"][fid]
         if self.all_joined.is_set() or fid in self.feds:
-            conn.send(Frame.REJECT, b"federation already started")
+            # Two handshakes for one federate raced past _check_hello.
+            why = "federation already started" if self.all_joined.is_set() else "already joined"
+            conn.send(Frame.REJECT, f"federate {fid} ({desc['name']}): {why}".encode())
             conn.close()
             return
         fed = _Federate(
@@ -500,6 +502,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return rti.serve()
     except KeyboardInterrupt:  # SIGTERM or Ctrl-C: federates see the RTI go away
+        # Process managers repeat signals: a second one must not cut the
+        # clean-up short (the socket file would stay behind).
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         rti.close()
         return 128 + signal.SIGTERM
     finally:
@@ -509,4 +515,5 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _terminate(signum: int, frame: Any) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once is enough (see main)
     raise KeyboardInterrupt

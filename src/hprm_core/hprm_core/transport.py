@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import enum
+import errno
 import hashlib
 import hmac
 import json
@@ -107,13 +108,18 @@ def listen(address: str) -> tuple[socket.socket, str]:
     """A listening socket; returns it with its actual address (port 0 resolved).
 
     Unix sockets are created mode 0600 inside the caller's private directory.
+    A socket file left by a process that died is replaced; one that a live
+    process still serves is an error (the same federate or RTI started twice).
     """
     family, addr = parse_address(address)
     sock = socket.socket(family, socket.SOCK_STREAM)
     if family == socket.AF_UNIX:
         old = os.umask(0o177)
         try:
-            sock.bind(addr)
+            _bind_unix(sock, addr, address)
+        except BaseException:
+            sock.close()
+            raise
         finally:
             os.umask(old)
         actual = address
@@ -265,6 +271,29 @@ def append_frame(out: bytearray, kind: Frame, *parts: bytes | bytearray | memory
     out += HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, sum(map(len, parts)))
     for p in parts:
         out += p
+
+
+class AddressInUse(HprmError):
+    """Another live process listens on the address we must listen on."""
+
+
+def _bind_unix(sock: socket.socket, path: str, address: str) -> None:
+    try:
+        sock.bind(path)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EADDRINUSE:
+            raise
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(path)
+    except OSError:  # nobody listens: a file left by a process that died
+        os.unlink(path)
+        sock.bind(path)
+        return
+    finally:
+        probe.close()
+    raise AddressInUse(f"{address} is in use by a running process (started twice?)")
 
 
 def _mac(secret: bytes, nonce: bytes, hello: bytes) -> bytes:

@@ -503,6 +503,52 @@ def test_federates_started_before_their_rti_wait_for_it(tmp_path):
     assert "actuator: 10 commands applied" in outs[2]
 
 
+def test_a_federate_signalled_while_waiting_for_its_rti_stops_at_once(tmp_path):
+    env = dict(os.environ, HPRM_SECRET="s3cret")
+    address = f"unix:{tmp_path}/rti.sock"
+    cmd = _federate_cmd(EXAMPLES / "federated_pipeline.py", "sensor", address, "f2")
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        for line in p.stdout:
+            if "waiting for the RTI" in line:
+                break
+        p.send_signal(signal.SIGTERM)
+        out = p.communicate(timeout=5)[0]  # not the 10 s it would wait for the RTI
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 3, out
+    assert "federate sensor stopped: interrupted before the federation started" in out
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_rti_signalled_twice_still_cleans_up(tmp_path):
+    """Process managers repeat SIGTERM: the second must not cut the RTI's
+    clean-up short (its socket file stayed behind, with a traceback)."""
+    env = dict(os.environ, HPRM_SECRET="s3cret")
+    address = f"unix:{tmp_path}/rti.sock"
+    p = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
+         "--federates", "2", "--federation", "f3"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        for line in p.stdout:
+            if line.startswith("RTI_ADDRESS"):
+                break
+        p.send_signal(signal.SIGTERM)
+        p.send_signal(signal.SIGTERM)
+        out = p.communicate(timeout=10)[0]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 128 + signal.SIGTERM, out
+    assert "Traceback" not in out
+    assert os.listdir(tmp_path) == []
+
+
 def test_a_federate_without_an_rti_gives_up_with_a_clear_error(tmp_path):
     env = dict(os.environ, HPRM_SECRET="s3cret")
     address = f"unix:{tmp_path}/rti.sock"

@@ -212,3 +212,20 @@ def test_no_big_frame_is_read_before_authentication(tmp_path):
         assert accepted == []
     finally:
         _stop(listener, thread)
+
+
+def test_a_stale_unix_socket_file_is_replaced_and_a_live_one_refused(tmp_path):
+    """A process that died (SIGKILL) leaves its socket file: the next one to
+    listen there takes it over. One that a live process serves is refused:
+    the same federate or RTI started twice."""
+    path = tmp_path / "x.sock"
+    dead = socket.socket(socket.AF_UNIX)
+    dead.bind(str(path))  # bound, never listening, then gone: a stale file
+    dead.close()
+    assert path.exists()
+    live, _ = transport.listen(f"unix:{path}")
+    try:
+        with pytest.raises(transport.AddressInUse, match="in use by a running process"):
+            transport.listen(f"unix:{path}")
+    finally:
+        live.close()
