@@ -503,6 +503,47 @@ def test_federates_started_before_their_rti_wait_for_it(tmp_path):
     assert "actuator: 10 commands applied" in outs[2]
 
 
+def test_a_federate_from_another_program_version_is_refused_and_the_rest_run_on(tmp_path):
+    """One federate started from an edited copy of the program (another
+    `after` delay): the RTI refuses it, naming the mismatch, and the
+    federation still runs once the right federate joins."""
+    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
+    address = f"unix:{tmp_path}/rti.sock"
+    program = EXAMPLES / "federated_pipeline.py"
+    edited = tmp_path / "federated_pipeline_v2.py"
+    text = program.read_text()
+    assert 'after="5 ms"' in text
+    edited.write_text(text.replace('after="5 ms"', 'after="7 ms"'))
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rti = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
+         "--federates", "3", "--federation", "f2"],
+        **popen,
+    )  # fmt: skip
+    procs = [rti]
+    try:
+        procs += [subprocess.Popen(_federate_cmd(program, n, address, "f2"), **popen)
+                  for n in ("sensor", "processor")]  # fmt: skip
+        time.sleep(0.5)  # they joined first: theirs is the structure
+        wrong = subprocess.run(
+            _federate_cmd(edited, "actuator", address, "f2"), env=env, capture_output=True,
+            text=True, timeout=60,
+        )  # fmt: skip
+        assert wrong.returncode == 2, wrong.stderr
+        assert "different federation structure (another program version?)" in wrong.stderr
+        right = subprocess.Popen(_federate_cmd(program, "actuator", address, "f2"), **popen)
+        procs.append(right)
+        outs = [p.communicate(timeout=60)[0] for p in procs[1:]]
+        assert [p.returncode for p in procs[1:]] == [0, 0, 0], outs
+        assert rti.wait(timeout=30) == 0
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert "actuator: 10 commands applied" in outs[2]
+
+
 def test_a_federate_signalled_while_waiting_for_its_rti_stops_at_once(tmp_path):
     env = dict(os.environ, HPRM_SECRET="s3cret")
     address = f"unix:{tmp_path}/rti.sock"
