@@ -29,6 +29,7 @@ import functools
 import logging
 import os
 import pickle
+import select
 import socket
 import struct
 import threading
@@ -241,11 +242,28 @@ class DataPlane:
             self.sched.add_reader(conn.sock, functools.partial(self._on_client_readable, src))
         # Strict request/response on this channel: the fds follow the request.
         conn.send(Frame.ARENA_REQUEST)
+        self._serve_until_readable(conn)
         for info in recv_arena_fds(conn.sock):
             self.arenas.attach(info.arena_id, info.fd, info.size, owner=src)
         if not any(a.arena_id == ref.arena_id for a in self.arenas.arenas):
             who = self.peer_names.get(src, src)
             raise SerializationError(f"{ref.describe()}: federate {who} does not have that arena")
+
+    def _serve_until_readable(self, conn: Connection) -> None:
+        """Wait for the answer on ``conn``, serving requests to our own store
+        meanwhile. Our store is served by the scheduler thread, which is the
+        one waiting here: when two federates decode each other's first arrays
+        at the same moment, each waits for the other's answer, and neither
+        would ever serve the other's request."""
+        while True:
+            with self._lock:  # re-read: the other side may be connecting to us right now
+                served = [(p, c) for p, c in self._served.items() if not c.closed]
+            ready, _, _ = select.select([conn.sock, *(c.sock for _, c in served)], [], [], 0.05)
+            if conn.sock in ready:
+                return
+            for peer, c in served:
+                if c.sock in ready:
+                    self._on_served(peer, c)
 
     def send_releases(self) -> None:
         """Return the release tokens of received arrays that user code dropped."""
@@ -285,6 +303,10 @@ class DataPlane:
 
     def _on_served(self, peer: int, conn: Connection) -> None:
         """Requests from a consumer, handled in the scheduler thread."""
+        if not conn.has_buffered_frame() and not select.select([conn.sock], [], [], 0)[0]:
+            # Reported readable, then served by _serve_until_readable in an
+            # earlier callback of the same wake-up: nothing left to read.
+            return
         try:
             while True:
                 kind, payload = conn.recv()

@@ -704,6 +704,24 @@ def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     assert "tardy" not in r.text
 
 
+@pytest.mark.parametrize("serialization", ["pickle", "safe"])
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(
+    monkeypatch, coordination, serialization
+):
+    """Each side's first array makes it ask the other for its arena while the
+    other asks it the same: both used to wait forever (each store channel is
+    served by its federate's scheduler thread, the one that was waiting)."""
+    monkeypatch.setenv("EX_COORDINATION", coordination)
+    monkeypatch.setenv("EX_SERIALIZATION", serialization)
+    r = Run(PROGRAMS / "exchange.py")
+    r.wait_for(r"(?s)(a got|b got).*(a got|b got)", timeout=30)
+    r.wait()
+    assert r.code == 0, r.text
+    assert "[a] a got [0, 1, 2, 3, 4]" in r.text and "[b] b got [0, 1, 2, 3, 4]" in r.text, r.text
+    _assert_no_leftovers(r)
+
+
 def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
     """Over TCP there is no shared memory: the same program still works, the
     buffers travel inside the frames (and nothing claims to be zero-copy)."""
