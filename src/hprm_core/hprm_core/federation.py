@@ -665,7 +665,11 @@ class FederateCoordinator:
                 return FOREVER
             self.stop_pending = tag
         self._flush()
-        self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
+        try:
+            self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
+        except OSError as exc:  # nobody left to agree with: stop here
+            self._fail(f"lost the RTI ({exc})")
+            return tag
         return FOREVER  # the RTI's grant decides
 
     def finish(self, sched: Scheduler) -> None:
