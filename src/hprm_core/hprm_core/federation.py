@@ -454,6 +454,12 @@ class FederateCoordinator:
         for fid in sorted(self.p2p_downstream):
             addr = start["peers"][str(fid)]
             conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
+            if not self.centralized:
+                # Two federates must never both block sending. Not in
+                # centralized mode: there the RTI hears of a payload (NOTICE)
+                # once it has left, and grants rely on it being in the
+                # receiver's socket by then, not held back in ours.
+                conn.hold_back_when_full()
             self.peers[fid] = conn
         log.info(
             "%s joined federation %s (%s), start time %d",

@@ -34,6 +34,8 @@ import secrets
 import socket
 import struct
 import threading
+import time
+from collections import deque
 from typing import Any
 
 from hprm_core.errors import HprmError
@@ -44,6 +46,10 @@ PROTOCOL_VERSION = 1
 MAGIC = b"HP"
 HEADER = struct.Struct("<2sBBI")
 EAGER_BUFFER = 64 * 1024
+#: bytes a data link may hold back (see Connection.queue_when_full) before
+#: its sender blocks after all
+MAX_BACKLOG = 64 * 1024 * 1024
+CLOSE_DRAIN_S = 10.0  # how long close() waits for held-back bytes to leave
 DEFAULT_MAX_FRAME = 1 << 30
 HANDSHAKE_TIMEOUT_S = 5.0
 TAG = struct.Struct("<qI")  # a tag on the wire: int64 time, uint32 microstep
@@ -153,31 +159,102 @@ class Connection:
         self._send_lock = threading.Lock()
         self.closed = False
         self.bytes_sent = 0  # frames' bytes, headers included: proves what stays off the wire
+        self._send_flags = 0  # MSG_DONTWAIT once hold_back_when_full() was called
+        self._backlog: deque[bytes] = deque()  # held-back bytes, in order
+        self._backlog_bytes = 0
+        self._drained = threading.Condition(self._send_lock)
+        self._writer: threading.Thread | None = None
+        self._send_error: OSError | None = None
 
     # -- sending ------------------------------------------------------------------
+
+    def hold_back_when_full(self) -> None:
+        """For data links: when the socket is full, hand the rest of a frame
+        to a writer thread instead of blocking the caller (up to
+        ``MAX_BACKLOG`` bytes). Two federates streaming large values to each
+        other at once would otherwise both block in send, neither reading."""
+        self._send_flags = socket.MSG_DONTWAIT
 
     def send(self, kind: Frame, *parts: bytes | bytearray | memoryview) -> None:
         length = sum(map(len, parts))
         header = HEADER.pack(MAGIC, PROTOCOL_VERSION, kind, length)
         with self._send_lock:
             self.bytes_sent += HEADER.size + length
-            if not parts or length <= 512:
-                self.sock.sendall(header + b"".join(parts))
-                return
-            chunks = [memoryview(header), *(memoryview(p).cast("B") for p in parts)]
-            while chunks:
-                sent = self.sock.sendmsg(chunks)
-                while chunks and sent >= len(chunks[0]):
-                    sent -= len(chunks[0])
-                    chunks.pop(0)
-                if chunks and sent:
-                    chunks[0] = chunks[0][sent:]
+            if (not parts or length <= 512) and not self._backlog and self._send_error is None:
+                # The per-message path: one syscall, nothing else.
+                data = header + b"".join(parts)
+                try:
+                    sent = self.sock.send(data, self._send_flags)
+                except BlockingIOError:
+                    sent = 0
+                if sent < len(data):
+                    self._write([memoryview(data)[sent:]])
+            else:
+                self._write([memoryview(header), *(memoryview(p).cast("B") for p in parts)])
 
     def send_encoded(self, frames: bytes | bytearray) -> None:
         """Send frames queued with :func:`append_frame` (several at once: one syscall)."""
         with self._send_lock:
             self.bytes_sent += len(frames)
-            self.sock.sendall(frames)
+            self._write([frames])
+
+    def _write(self, chunks: list[Any]) -> None:
+        """Write ``chunks`` in order (caller holds ``_send_lock``)."""
+        if self._send_error is not None:
+            raise OSError(self._send_error.errno, f"{self.peer}: {self._send_error}")
+        if not self._backlog:
+            try:
+                while chunks:
+                    sent = self.sock.sendmsg(chunks, [], self._send_flags)
+                    while chunks and sent >= len(chunks[0]):
+                        sent -= len(chunks[0])
+                        chunks.pop(0)
+                    if chunks and sent:
+                        chunks[0] = chunks[0][sent:]
+                return
+            except BlockingIOError:
+                pass
+        # The socket is full (or bytes are already held back: keep the order).
+        while self._backlog_bytes > MAX_BACKLOG and self._send_error is None:
+            self._drained.wait()
+        for c in chunks:
+            data = bytes(c)  # the caller may reuse its buffer once we return
+            self._backlog.append(data)
+            self._backlog_bytes += len(data)
+        if self._writer is None:
+            self._writer = threading.Thread(
+                target=self._write_backlog, name=f"send-{self.peer}", daemon=True
+            )
+            self._writer.start()
+        self._drained.notify_all()
+
+    def _write_backlog(self) -> None:
+        """Writer thread: send held-back bytes, blocking (it has nothing else to do)."""
+        while True:
+            with self._send_lock:
+                while not self._backlog and not self.closed:
+                    self._drained.wait()
+                if not self._backlog:
+                    self._writer = None
+                    return
+                data = self._backlog[0]
+            try:
+                sent = self.sock.send(data)
+            except OSError as exc:
+                with self._send_lock:
+                    self._send_error = exc
+                    self._backlog.clear()
+                    self._backlog_bytes = 0
+                    self._writer = None
+                    self._drained.notify_all()
+                return
+            with self._send_lock:
+                if sent >= len(data):
+                    self._backlog.popleft()
+                else:
+                    self._backlog[0] = data[sent:]
+                self._backlog_bytes -= sent
+                self._drained.notify_all()
 
     def send_tag(self, kind: Frame, time_ns: int, microstep: int) -> None:
         self.send(kind, TAG.pack(time_ns, microstep))
@@ -259,7 +336,15 @@ class Connection:
 
     def close(self) -> None:
         if not self.closed:
-            self.closed = True
+            with self._send_lock:  # let held-back bytes leave first (a RESIGN, say)
+                deadline = time.monotonic() + CLOSE_DRAIN_S
+                while self._backlog and self._send_error is None:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        break
+                    self._drained.wait(left)
+                self.closed = True
+                self._drained.notify_all()
             with contextlib.suppress(OSError):
                 self.sock.shutdown(socket.SHUT_RDWR)
             self.sock.close()

@@ -722,6 +722,39 @@ def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(
     _assert_no_leftovers(r)
 
 
+def test_two_federates_streaming_large_arrays_to_each_other_over_tcp_do_not_deadlock():
+    """Over TCP the 4 MB arrays travel inside the frames, both ways at once:
+    both federates used to block in send with full sockets, neither reading.
+    Now a data link holds back what the socket cannot take (a writer thread
+    sends it) and the scheduler keeps reading."""
+    env = dict(
+        os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1",
+        EX_COORDINATION="decentralized",
+    )  # fmt: skip
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rti = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
+         "--federates", "2", "--federation", "x"],
+        **popen,
+    )  # fmt: skip
+    feds = []
+    try:
+        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
+        feds = [
+            subprocess.Popen(_federate_cmd(PROGRAMS / "exchange.py", n, address, "x"), **popen)
+            for n in ("a", "b")
+        ]
+        outs = [f.communicate(timeout=60)[0] for f in feds]
+        assert [f.returncode for f in feds] == [0, 0], outs
+        assert rti.wait(timeout=30) == 0
+    finally:
+        for p in [rti, *feds]:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert "a got [0, 1, 2, 3, 4]" in outs[0] and "b got [0, 1, 2, 3, 4]" in outs[1], outs
+
+
 def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
     """Over TCP there is no shared memory: the same program still works, the
     buffers travel inside the frames (and nothing claims to be zero-copy)."""

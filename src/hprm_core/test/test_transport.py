@@ -229,3 +229,57 @@ def test_a_stale_unix_socket_file_is_replaced_and_a_live_one_refused(tmp_path):
             transport.listen(f"unix:{path}")
     finally:
         live.close()
+
+
+def test_a_data_link_holds_back_what_a_full_socket_cannot_take_and_keeps_order(pair):
+    """With hold_back_when_full, sending 8 MB to a peer that reads nothing
+    returns at once (a writer thread sends the rest); frames sent after it
+    stay behind it; everything arrives intact and in order."""
+    tx, rx = pair
+    tx.hold_back_when_full()
+    big = os.urandom(8 * 1024 * 1024)
+    done = threading.Event()
+
+    def send_all():
+        tx.send(Frame.MESSAGE, big)  # far more than the socket buffers hold
+        for i in range(3):
+            tx.send(Frame.NET, transport.pack_tag(i, 0))
+        done.set()
+
+    t = threading.Thread(target=send_all)
+    t.start()
+    assert done.wait(10), "send blocked on a full socket"
+    kind, got = rx.recv()
+    assert kind is Frame.MESSAGE and bytes(got) == big
+    assert [transport.unpack_tag(rx.recv()[1]) for _ in range(3)] == [(0, 0), (1, 0), (2, 0)]
+    t.join()
+
+
+def test_closing_a_data_link_lets_held_back_bytes_leave_first(pair):
+    tx, rx = pair
+    tx.hold_back_when_full()
+    big = os.urandom(4 * 1024 * 1024)
+    tx.send(Frame.MESSAGE, big)
+    tx.send(Frame.RESIGN)
+    got = []
+
+    def read():
+        got.append(rx.recv())
+        got.append(rx.recv())
+
+    t = threading.Thread(target=read)
+    t.start()
+    tx.close()  # waits until the writer thread has sent everything
+    t.join(10)
+    assert bytes(got[0][1]) == big and got[1][0] is Frame.RESIGN
+
+
+def test_a_data_link_whose_peer_vanished_reports_it_on_the_next_send(pair):
+    tx, rx = pair
+    tx.hold_back_when_full()
+    tx.send(Frame.MESSAGE, os.urandom(4 * 1024 * 1024))  # held back: nobody reads
+    rx.close()
+    with pytest.raises(OSError):
+        for _ in range(200):  # the writer thread notices first; sends then fail
+            tx.send(Frame.NET, transport.pack_tag(0, 0))
+            time.sleep(0.01)
