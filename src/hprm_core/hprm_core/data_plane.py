@@ -103,6 +103,7 @@ class DataPlane:
         self._listener: socket.socket | None = None
         self._clients: dict[int, Connection] = {}  # producer federate -> our channel to it
         self._served: dict[int, Connection] = {}  # consumer federate -> its channel to us
+        self._served_early: set[int] = set()  # consumers served by _serve_until_readable
         self._lock = threading.Lock()
         self._probe = _ThresholdProbe()  # reused: sends happen in the scheduler thread
 
@@ -264,6 +265,7 @@ class DataPlane:
             for peer, c in served:
                 if c.sock in ready:
                     self._on_served(peer, c)
+                    self._served_early.add(peer)  # after: its own check is not needed here
 
     def send_releases(self) -> None:
         """Return the release tokens of received arrays that user code dropped."""
@@ -303,10 +305,12 @@ class DataPlane:
 
     def _on_served(self, peer: int, conn: Connection) -> None:
         """Requests from a consumer, handled in the scheduler thread."""
-        if not conn.has_buffered_frame() and not select.select([conn.sock], [], [], 0)[0]:
-            # Reported readable, then served by _serve_until_readable in an
-            # earlier callback of the same wake-up: nothing left to read.
-            return
+        if peer in self._served_early:
+            # Maybe reported readable, then served by _serve_until_readable in
+            # an earlier callback of the same wake-up: read only what is there.
+            self._served_early.discard(peer)
+            if not conn.has_buffered_frame() and not select.select([conn.sock], [], [], 0)[0]:
+                return
         try:
             while True:
                 kind, payload = conn.recv()

@@ -285,26 +285,6 @@ class FederateCoordinator:
 
     # -- wiring ---------------------------------------------------------------------
 
-    def _connect_rti(self, hello: dict[str, Any]) -> Connection:
-        """Connect to the RTI, waiting up to ``rti_wait`` seconds for it to
-        listen: a launch system may start federates before their RTI. Only
-        "nobody listens there (yet)" is retried; a refusal is final."""
-        deadline = time.monotonic() + self.rti_wait
-        said = False
-        while True:
-            try:
-                conn, _ = transport.connect(self.rti_address, self.secret, hello)
-                return conn
-            except ConnectionError as exc:
-                if time.monotonic() >= deadline:
-                    raise FederationError(
-                        f"no RTI at {self.rti_address} after {self.rti_wait:g} s ({exc})"
-                    ) from None
-                if not said:
-                    said = True
-                    log.info("%s: waiting for the RTI at %s", self.me.name, self.rti_address)
-                time.sleep(0.05)
-
     def wire(self, env: Environment) -> None:
         """Attach senders to network outputs; record readers of network inputs."""
         physical = [t for t in env.triggers if isinstance(t, PhysicalAction)]
@@ -469,6 +449,26 @@ class FederateCoordinator:
             start["start_time"],
         )
         return int(start["start_time"])
+
+    def _connect_rti(self, hello: dict[str, Any]) -> Connection:
+        """Connect to the RTI, waiting up to ``rti_wait`` seconds for it to
+        listen: a launch system may start federates before their RTI. Only
+        "nobody listens there (yet)" is retried; a refusal is final."""
+        deadline = time.monotonic() + self.rti_wait
+        said = False
+        while True:
+            try:
+                conn, _ = transport.connect(self.rti_address, self.secret, hello)
+                return conn
+            except ConnectionError as exc:
+                if time.monotonic() >= deadline:
+                    raise FederationError(
+                        f"no RTI at {self.rti_address} after {self.rti_wait:g} s ({exc})"
+                    ) from None
+                if not said:
+                    said = True
+                    log.info("%s: waiting for the RTI at %s", self.me.name, self.rti_address)
+                time.sleep(0.05)
 
     def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
         with sched._lock:
@@ -1028,8 +1028,10 @@ def run_federate(
     restore = _stop_on_signals(env.scheduler, name)
     try:
         env.run()
-    except KeyboardInterrupt:
-        raise FederationError("interrupted before the federation started") from None
+    except KeyboardInterrupt:  # a signal while joining, or a second one (not caught)
+        started = env.scheduler.start_time != 0
+        why = "again while stopping" if started else "before the federation started"
+        raise FederationError(f"interrupted {why}") from None
     finally:
         restore()
         coordinator.close()
