@@ -76,7 +76,10 @@ class Environment:
     :class:`~hprm_core.errors.ReactionError`) or ``"continue"`` (log and go on);
     ``trace`` is a path or file object for a JSON-lines reaction trace;
     ``coordinator`` decides when tags may advance (a federation's; default:
-    alone in this process).
+    alone in this process); ``busy_poll`` (a duration, default 0: off) makes
+    the scheduler spin that long before it sleeps: it reacts to a message or
+    a timer within microseconds, hot, at the price of a CPU kept busy while
+    idle (see :meth:`Scheduler._spin`).
     """
 
     def __init__(
@@ -89,6 +92,7 @@ class Environment:
         on_error: str = "stop",
         trace: Any = None,
         coordinator: Coordinator | None = None,
+        busy_poll: Duration = 0,
     ) -> None:
         if not isinstance(main, Reactor):
             raise AssemblyError(f"the main program must be a Reactor instance, got {main!r}")
@@ -135,6 +139,7 @@ class Environment:
             on_error=on_error,
             tracer=tracer,
             coordinator=coordinator,
+            busy_poll=busy_poll,
         )
 
     def run(self) -> None:

@@ -171,6 +171,23 @@ class FederatedProgram:
         for c in self.connections:
             c.needs_absent = c.dst_fed in cyclic
 
+    def per_federate(self, options: dict[str, Any], key: str) -> dict[str, int]:
+        """The ns value of option ``key`` (``stp_offset``, ``busy_poll``) for
+        each federate: one duration for all, or a dict by federate name (the
+        others get 0). STP must cover the latency of the whole path into a
+        federate, including its upstream federates' own STP waits;
+        busy-polling is worth a CPU for some federates only."""
+        option = options.get(key, 0)
+        if not isinstance(option, dict):
+            return dict.fromkeys(self.by_name, duration(option))
+        unknown = sorted(set(option) - set(self.by_name))
+        if unknown:
+            raise AssemblyError(
+                f"{key} names no federate {', '.join(map(repr, unknown))} "
+                f"(federates: {', '.join(self.by_name)})"
+            )
+        return {name: duration(option.get(name, 0)) for name in self.by_name}
+
     def _zero_delay_cycle_members(self) -> set[int]:
         """Federates on a cycle of connections without `after` delays."""
         succ: dict[int, set[int]] = {f.id: set() for f in self.federates}
@@ -940,15 +957,6 @@ class FederateCoordinator:
         )
 
 
-def _stp_for(option: Duration | dict[str, Duration], name: str) -> int:
-    """``stp_offset`` is one duration for every federate, or a dict by federate
-    name (others get 0): STP must cover the latency of the whole path into a
-    federate, including its upstream federates' own STP waits."""
-    if isinstance(option, dict):
-        return duration(option.get(name, 0))
-    return duration(option)
-
-
 def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
     """Ctrl-C or SIGTERM (what ``hprm run`` sends its federates on Ctrl-C, and
     what launch systems send to stop a node): stop the whole federation at one
@@ -1008,7 +1016,7 @@ def run_federate(
         rti=rti,
         secret=secret,
         federation=federation,
-        stp_offset=_stp_for(opts.get("stp_offset", 0), name),
+        stp_offset=program.per_federate(opts, "stp_offset")[name],
         listen_dir=listen_dir,
         rti_wait=rti_wait,
     )
@@ -1022,6 +1030,7 @@ def run_federate(
         on_error=opts.get("on_error", "stop"),
         trace=trace,
         coordinator=coordinator,
+        busy_poll=program.per_federate(opts, "busy_poll")[name],
     )
     coordinator.sched = env.scheduler
     coordinator.wire(env)

@@ -90,6 +90,8 @@ class Launch:
         cls = main_class(self.program)
         opts = cls._hprm_main_options  # type: ignore[attr-defined]
         structure = FederatedProgram(cls(), opts.get("coordination", "centralized"))
+        for key in ("stp_offset", "busy_poll"):  # a misspelt federate name fails here, once
+            structure.per_federate(opts, key)
         self.names = [f.name for f in structure.federates]
         self.output = output or _print_line
         self.dir = tempfile.mkdtemp(prefix="hprm-")

@@ -3,7 +3,7 @@
 ``hprm run FILE`` and ``hprm graph FILE`` import the file, find the class
 decorated with ``@main``, instantiate it without arguments, and run or draw
 it. The decorator's keyword arguments are the program's default run options
-(``fast``, ``timeout``, ``keepalive``, ``on_error``); command-line options
+(``fast``, ``timeout``, ``keepalive``, ``on_error``, ``busy_poll``); command-line options
 override them.
 
 Example (``pipeline.py``)::
@@ -30,9 +30,18 @@ from typing import Any
 from hprm_core.environment import Environment
 from hprm_core.errors import HprmError, ProgramError, ReactionError
 from hprm_core.reactor import Reactor
-from hprm_core.tag import Duration
+from hprm_core.tag import Duration, duration
 
-_OPTIONS = ("fast", "timeout", "keepalive", "on_error", "federated", "coordination", "stp_offset")
+_OPTIONS = (
+    "fast",
+    "timeout",
+    "keepalive",
+    "on_error",
+    "busy_poll",
+    "federated",
+    "coordination",
+    "stp_offset",
+)
 _FEDERATION_OPTIONS = ("federated", "coordination", "stp_offset")
 log = logging.getLogger("hprm")
 
@@ -42,6 +51,7 @@ def main(cls: type[Reactor] | None = None, **options: Any) -> Any:
     unknown = set(options) - set(_OPTIONS)
     if unknown:
         raise TypeError(f"@main got unknown options {sorted(unknown)}; known: {list(_OPTIONS)}")
+    _check_options(options)
 
     def mark(c: type[Reactor]) -> type[Reactor]:
         if not (isinstance(c, type) and issubclass(c, Reactor)):
@@ -52,6 +62,28 @@ def main(cls: type[Reactor] | None = None, **options: Any) -> Any:
     return mark(cls) if cls is not None else mark
 
 
+def _check_options(options: dict[str, Any]) -> None:
+    """Bad values fail here, at the author's ``@main`` line, rather than as a
+    traceback from deep inside the runtime once the program starts (in every
+    federate process, for a federation)."""
+    for key in ("timeout", "busy_poll", "stp_offset"):
+        if key not in options:
+            continue
+        value = options[key]
+        per_federate = key != "timeout" and isinstance(value, dict)
+        for v in value.values() if per_federate else [value]:
+            try:
+                ns = duration(v)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"@main option {key}: {exc}") from None
+            if ns < 0:
+                raise ValueError(f"@main option {key} must not be negative, got {v!r}")
+    if options.get("on_error", "stop") not in ("stop", "continue"):
+        raise ValueError(
+            f"@main option on_error must be 'stop' or 'continue', got {options['on_error']!r}"
+        )
+
+
 def run(
     top: Reactor,
     *,
@@ -60,6 +92,7 @@ def run(
     keepalive: bool | None = None,
     on_error: str = "stop",
     trace: Any = None,
+    busy_poll: Duration = 0,
 ) -> Environment:
     """Assemble and run ``top``; return the environment (for inspection).
 
@@ -68,7 +101,13 @@ def run(
     anything runs) if the program is malformed.
     """
     env = Environment(
-        top, fast=fast, timeout=timeout, keepalive=keepalive, on_error=on_error, trace=trace
+        top,
+        fast=fast,
+        timeout=timeout,
+        keepalive=keepalive,
+        on_error=on_error,
+        trace=trace,
+        busy_poll=busy_poll,
     )
     env.run()
     return env

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hprm_core import transport
+from hprm_core import AssemblyError, transport
 from hprm_core.launcher import Launch
 from hprm_core.trace import deterministic_view
 
@@ -243,6 +243,30 @@ def test_federates_finish_when_their_upstream_runs_out_of_work(monkeypatch, coor
     assert r.code == 0, r.text
     assert "SINK got=[0, 10, 20]" in r.text, r.text
     _assert_no_leftovers(r)
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_busy_poll_by_federate_name_spins_only_that_federate(monkeypatch, coordination):
+    """busy_poll={"receiver": ...}: the receiver spins on its sockets while
+    idle (a CPU's worth of time), the sender sleeps, and every value arrives
+    in order through the spinning receiver's epoll path."""
+    monkeypatch.setenv("BUSY_COORDINATION", coordination)
+    monkeypatch.setenv("BUSY_POLL", '{"receiver": "forever"}')
+    r = run(PROGRAMS / "busy.py")
+    assert r.code == 0, r.text
+    assert f"RECEIVER got={list(range(30))}" in r.text, r.text
+    share = {m[0]: float(m[1]) for m in re.findall(r"USAGE (\w+) cpu/wall=([\d.]+)", r.text)}
+    assert share["receiver"] > 0.5, r.text
+    assert share["sender"] < 0.25, r.text
+    _assert_no_leftovers(r)
+
+
+def test_a_per_federate_option_naming_no_federate_is_refused_before_anything_starts(
+    monkeypatch,
+):
+    monkeypatch.setenv("BUSY_POLL", '{"reciever": "1 ms"}')
+    with pytest.raises(AssemblyError, match="busy_poll names no federate 'reciever'"):
+        Launch(PROGRAMS / "busy.py")
 
 
 def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():

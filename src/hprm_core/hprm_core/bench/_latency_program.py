@@ -7,6 +7,8 @@ physical clock every PINGPONG_PERIOD; the receiver federate records
 
 PINGPONG_SHAPE=pipeline: sensor -> processor -> actuator; the actuator counts
 the tags it processed and the wall time they took.
+
+PINGPONG_BUSY_POLL: every federate's ``busy_poll`` (default 0: sleep when idle).
 """
 
 import os
@@ -18,6 +20,7 @@ SHAPE = os.environ.get("PINGPONG_SHAPE", "latency")
 COORD = os.environ.get("PINGPONG_COORDINATION", "centralized")
 PERIOD = os.environ.get("PINGPONG_PERIOD", "1 ms")
 COUNT = int(os.environ.get("PINGPONG_COUNT", "1000"))
+BUSY_POLL = os.environ.get("PINGPONG_BUSY_POLL", "0 ms")
 PAD = b"x" * 48  # 8-byte stamp + 8-byte seq + 48 bytes = 64 bytes of payload
 
 
@@ -68,7 +71,7 @@ class Receiver(Reactor):
         print("SAMPLES", wall, ",".join(map(str, self.samples)), flush=True)
 
 
-@main(federated=True, coordination=COORD)
+@main(federated=True, coordination=COORD, busy_poll=BUSY_POLL)
 class Bench(Reactor):
     def __init__(self):
         super().__init__()

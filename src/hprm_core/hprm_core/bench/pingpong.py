@@ -7,12 +7,16 @@ Measured in one run, on one host (so sender and receiver share a clock):
   in the sender's reaction; centralized (the RTI's grants; on one host the
   payload goes peer to peer and the RTI gets a notice) and decentralized;
 - tag-advance rate of a 3-federate pipeline driven by a fast timer (real time);
+- decentralized again with ``busy_poll`` (both federates spin instead of
+  sleeping while idle: a CPU each);
 - baselines: a raw Unix-socket sender/receiver in plain Python (the floor: no
   runtime at all, the receiver blocked in ``recv``), the same with the
   receiver waiting in epoll first (what any event loop watching more than one
-  file pays before it runs a line of its own) and a Cyclone DDS writer/reader
-  with the ``cyclonedds`` package (reliable, keep-last 10: what ROS 2's
-  transport costs), same message size and rate.
+  file pays before it runs a line of its own), the same with the receiver
+  spinning on a non-blocking ``recv`` (the floor for busy-polling: compare
+  like with like) and a Cyclone DDS writer/reader with the ``cyclonedds``
+  package (reliable, keep-last 10: what ROS 2's transport costs), same
+  message size and rate.
 
 Goals: decentralized median within 3x of the raw-socket floor and below Cyclone
 DDS; centralized within 2x of decentralized. The latency variants run in
@@ -51,7 +55,9 @@ def _stats(samples_ns: list[int]) -> dict[str, float]:
     }
 
 
-def _federation(shape: str, coordination: str, period: str, count: int) -> tuple[int, list[int]]:
+def _federation(
+    shape: str, coordination: str, period: str, count: int, busy_poll: str = "0 ms"
+) -> tuple[int, list[int]]:
     """Run the bench program as a real federation; (receiver wall ns, samples)."""
     from hprm_core.launcher import launch
 
@@ -62,6 +68,7 @@ def _federation(shape: str, coordination: str, period: str, count: int) -> tuple
         PINGPONG_COORDINATION=coordination,
         PINGPONG_PERIOD=period,
         PINGPONG_COUNT=str(count),
+        PINGPONG_BUSY_POLL=busy_poll,
     )
     try:
         code = launch(PROGRAM, output=lines.append)
@@ -85,13 +92,17 @@ if wait == "epoll":  # like any event loop: the socket and a wake-up fd in one e
     ep = select.epoll()
     ep.register(conn.fileno(), select.EPOLLIN)
     ep.register(os.eventfd(0), select.EPOLLIN)
+conn.setblocking(wait != "spin")
 buf = bytearray(64); view = memoryview(buf); out = []
 for _ in range(count):
     got = 0
     while got < 64:
         if wait == "epoll":
             ep.poll()
-        got += conn.recv_into(view[got:])
+        try:
+            got += conn.recv_into(view[got:])
+        except BlockingIOError:  # spin: nothing yet, try again at once
+            pass
     out.append(time.time_ns() - int.from_bytes(buf[:8], "little"))
 print(",".join(map(str, out)), flush=True)
 """
@@ -100,7 +111,7 @@ print(",".join(map(str, out)), flush=True)
 def _raw_socket(count: int, period_s: float, tmp: str, wait: str = "recv") -> list[int]:
     """Plain Python, no runtime. ``wait="recv"``: the receiver blocks in recv
     (the floor). ``wait="epoll"``: it first waits in epoll, as an event loop
-    watching more than one file must."""
+    watching more than one file must. ``wait="spin"``: it busy-polls."""
     path = os.path.join(tmp, "raw.sock")
     rx = subprocess.Popen(
         [sys.executable, "-c", _RAW_RECEIVER, path, str(count), wait],
@@ -241,17 +252,23 @@ def _cyclone(count: int, period_s: float) -> list[int] | str:
 _LATENCY_VARIANTS = {
     "raw": "raw unix socket (floor)",
     "epoll": "raw unix socket, epoll wait",
+    "spin": "raw unix socket, busy-poll",
     "dds": "cyclone dds (reliable)",
     "decentralized": "hprm decentralized",
+    "decentralized_busy": "hprm decentralized, busy_poll",
     "centralized": "hprm centralized",
 }
+# Longer than the 1 ms between messages: the receiver never sleeps.
+BENCH_BUSY_POLL = "2 ms"
 
 
 def _latency_run(variant: str, count: int, tmp: str) -> list[int] | str:
-    if variant in ("raw", "epoll"):
-        return _raw_socket(count, 0.001, tmp, "recv" if variant == "raw" else "epoll")
+    if variant in ("raw", "epoll", "spin"):
+        return _raw_socket(count, 0.001, tmp, "recv" if variant == "raw" else variant)
     if variant == "dds":
         return _cyclone(count, 0.001)
+    if variant == "decentralized_busy":
+        return _federation("latency", "decentralized", "1 ms", count, BENCH_BUSY_POLL)[1]
     return _federation("latency", variant, "1 ms", count)[1]
 
 
@@ -311,6 +328,8 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
     wanted = [
         ("decentralized/raw", "decentralized", "raw"),
         ("decentralized/raw epoll", "decentralized", "epoll"),
+        ("decentralized busy_poll/raw", "decentralized_busy", "raw"),
+        ("decentralized busy_poll/raw busy-poll", "decentralized_busy", "spin"),
         ("centralized/decentralized", "centralized", "decentralized"),
         ("decentralized/cyclone", "decentralized", "dds"),
     ]
@@ -326,6 +345,7 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
         ratios[f"{label} per-round max"] = each[-1]
     params = {
         "messages_per_round": count,
+        "busy_poll": BENCH_BUSY_POLL,
         "rounds": rounds,
         "payload_bytes": 64,
         "period": "1 ms",
