@@ -451,12 +451,10 @@ class FederateCoordinator:
         for fid in sorted(self.p2p_downstream):
             addr = start["peers"][str(fid)]
             conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
-            if not self.centralized:
-                # Two federates must never both block sending. Not in
-                # centralized mode: there the RTI hears of a payload (NOTICE)
-                # once it has left, and grants rely on it being in the
-                # receiver's socket by then, not held back in ours.
-                conn.hold_back_when_full()
+            # Two federates must never both block sending to each other. In
+            # centralized mode, what we tell the RTI waits until held-back
+            # payloads have left (see _flush): wake the scheduler then.
+            conn.hold_back_when_full(self.sched.wake if self.centralized else None)
             self.peers[fid] = conn
         log.info(
             "%s joined federation %s (%s), start time %d",
@@ -505,6 +503,7 @@ class FederateCoordinator:
                 if sched._inbox or sched._rechoose:
                     return False
                 if self.stop_pending is not None and tag > self.stop_pending:
+                    self._flush()  # a stop request or reply may wait there (see _flush)
                     sched.wait(None)
                     continue
                 if self._may_process(sched, tag):
@@ -599,13 +598,27 @@ class FederateCoordinator:
         before the federate waits: fewer wake-ups of the RTI and of receivers."""
         transport.append_frame(self._batch, kind, *parts)
 
-    def _flush(self) -> None:
+    def _flush(self) -> bool:
+        """Send the queued RTI frames; False if the RTI is gone.
+
+        Centralized, they wait while a peer link holds back payload bytes (a
+        large value meeting a full socket): the RTI's grants rely on every
+        payload a NOTICE, LTC, NET or RESIGN accounts for being in its
+        receiver's socket already. The link's writer thread wakes the
+        scheduler once it has sent them, and the next flush goes through."""
         if self._batch and self.rti is not None:
+            if self.centralized:
+                for conn in self.peers.values():
+                    if conn.held_back:
+                        return True
             try:
                 self.rti.send_encoded(self._batch)
             except OSError as exc:
                 log.debug("%s: could not send to the RTI: %s", self.me.name, exc)
-            self._batch.clear()
+                return False
+            finally:
+                self._batch.clear()
+        return True
 
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
@@ -687,11 +700,9 @@ class FederateCoordinator:
             if self.stop_agreed or self.stop_pending is not None:
                 return FOREVER
             self.stop_pending = tag
-        self._flush()
-        try:
-            self.rti.send_tag(Frame.STOP_REQUEST, tag.time, tag.microstep)
-        except OSError as exc:  # nobody left to agree with: stop here
-            self._fail(f"lost the RTI ({exc})")
+        self._to_rti(Frame.STOP_REQUEST, pack_tag(tag.time, tag.microstep))
+        if not self._flush():  # nobody left to agree with: stop here
+            self._fail("lost the RTI")
             return tag
         return FOREVER  # the RTI's grant decides
 
@@ -701,9 +712,10 @@ class FederateCoordinator:
             for conn in self.peers.values():
                 with contextlib.suppress(OSError):
                     conn.send(Frame.RESIGN)
+                if self.centralized:  # our last payloads leave before the RTI hears we are done
+                    conn.close()
+            self._to_rti(Frame.RESIGN)
             self._flush()
-            with contextlib.suppress(OSError):
-                self.rti.send(Frame.RESIGN)
         self.close()
 
     def close(self) -> None:
@@ -792,9 +804,8 @@ class FederateCoordinator:
                     self.stop_pending = reply
                 reply = self.stop_pending
                 sched.wake()
-            assert self.rti is not None
+            self._to_rti(Frame.STOP_REPLY, pack_tag(reply.time, reply.microstep))
             self._flush()
-            self.rti.send_tag(Frame.STOP_REPLY, reply.time, reply.microstep)
         elif kind == Frame.STOP_GRANTED:
             g = Tag(*unpack_tag(payload))
             with sched._lock:

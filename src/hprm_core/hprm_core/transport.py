@@ -36,6 +36,7 @@ import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from hprm_core.errors import HprmError
@@ -165,15 +166,25 @@ class Connection:
         self._drained = threading.Condition(self._send_lock)
         self._writer: threading.Thread | None = None
         self._send_error: OSError | None = None
+        self._on_drained: Callable[[], None] | None = None
 
     # -- sending ------------------------------------------------------------------
 
-    def hold_back_when_full(self) -> None:
+    def hold_back_when_full(self, on_drained: Callable[[], None] | None = None) -> None:
         """For data links: when the socket is full, hand the rest of a frame
         to a writer thread instead of blocking the caller (up to
         ``MAX_BACKLOG`` bytes). Two federates streaming large values to each
-        other at once would otherwise both block in send, neither reading."""
+        other at once would otherwise both block in send, neither reading.
+        ``on_drained`` is called (from the writer thread) once nothing is
+        held back any more, sent or dropped because the peer is gone."""
         self._send_flags = socket.MSG_DONTWAIT
+        self._on_drained = on_drained
+
+    @property
+    def held_back(self) -> int:
+        """Bytes accepted by :meth:`send` that are not in the socket yet (0
+        once closed: what was still held back then will never leave)."""
+        return 0 if self.closed else self._backlog_bytes
 
     def send(self, kind: Frame, *parts: bytes | bytearray | memoryview) -> None:
         length = sum(map(len, parts))
@@ -247,6 +258,8 @@ class Connection:
                     self._backlog_bytes = 0
                     self._writer = None
                     self._drained.notify_all()
+                if self._on_drained is not None:
+                    self._on_drained()
                 return
             with self._send_lock:
                 if sent >= len(data):
@@ -255,6 +268,9 @@ class Connection:
                     self._backlog[0] = data[sent:]
                 self._backlog_bytes -= sent
                 self._drained.notify_all()
+                drained = not self._backlog
+            if drained and self._on_drained is not None:
+                self._on_drained()
 
     def send_tag(self, kind: Frame, time_ns: int, microstep: int) -> None:
         self.send(kind, TAG.pack(time_ns, microstep))

@@ -746,6 +746,32 @@ def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(
     _assert_no_leftovers(r)
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_two_federates_sending_each_other_large_in_band_values_do_not_deadlock(
+    monkeypatch, coordination
+):
+    """4 MB values with no large buffer in them travel inside the frames even
+    on one host: both sides write more than the sockets hold, at once. Both
+    used to block in send, neither reading (centralized still did after the
+    decentralized fix: there the RTI may hear of a payload only once it is in
+    the receiver's socket, so those links could not hold bytes back). Now a
+    link holds back what the socket cannot take and, centralized, what the
+    federate tells the RTI waits until those bytes have left."""
+    monkeypatch.setenv("EX_COORDINATION", coordination)
+    monkeypatch.setenv("EX_PAYLOAD", "bytes-free")
+    r = Run(PROGRAMS / "exchange.py")
+    r.wait_for(r"(?s)(a got|b got).*(a got|b got)", timeout=60)
+    r.wait()
+    assert r.code == 0, r.text
+    assert "[a] a got [0, 1, 2, 3, 4]" in r.text and "[b] b got [0, 1, 2, 3, 4]" in r.text, r.text
+    if coordination == "centralized":
+        assert "tardy" not in r.text, r.text
+    # Decentralized, values may come tardy (delivered, at a later microstep):
+    # moving 4 MB in-band takes longer than the 10 ms to each side's next
+    # tag, and a symmetric exchange waits out both STP offsets.
+    _assert_no_leftovers(r)
+
+
 def test_two_federates_streaming_large_arrays_to_each_other_over_tcp_do_not_deadlock():
     """Over TCP the 4 MB arrays travel inside the frames, both ways at once:
     both federates used to block in send with full sockets, neither reading.

@@ -255,6 +255,29 @@ def test_a_data_link_holds_back_what_a_full_socket_cannot_take_and_keeps_order(p
     t.join()
 
 
+def test_a_data_link_reports_held_back_bytes_and_says_when_they_left(pair):
+    """What centralized federates rely on: ``held_back`` is non-zero exactly
+    while sent bytes are not in the socket yet, and ``on_drained`` fires once
+    they are (also when the peer vanished and they never will be)."""
+    tx, rx = pair
+    drained = threading.Event()
+    tx.hold_back_when_full(drained.set)
+    tx.send(Frame.NET, transport.pack_tag(1, 0))  # fits: nothing held back
+    assert tx.held_back == 0 and not drained.is_set()
+    big = os.urandom(8 * 1024 * 1024)
+    tx.send(Frame.MESSAGE, big)
+    assert 0 < tx.held_back <= len(big) + transport.HEADER.size
+    assert not drained.wait(0.2), "drained while nobody read"
+    assert rx.recv()[0] is Frame.NET
+    kind, got = rx.recv()  # reading lets the writer thread finish
+    assert kind is Frame.MESSAGE and bytes(got) == big
+    assert drained.wait(10) and tx.held_back == 0
+    drained.clear()
+    tx.send(Frame.MESSAGE, big)
+    rx.close()  # the peer is gone: the bytes are dropped, and that is said too
+    assert drained.wait(10) and tx.held_back == 0
+
+
 def test_closing_a_data_link_lets_held_back_bytes_leave_first(pair):
     tx, rx = pair
     tx.hold_back_when_full()

@@ -7,6 +7,9 @@ while it waits for the same thing from us. Prints how many arrays arrived.
     EX_COORDINATION  centralized | decentralized
     EX_SERIALIZATION pickle | safe
     EX_STP           STP offset (decentralized), default 50 ms
+    EX_PAYLOAD       array (default) | bytes-free: a 4 MB value with no large
+                     buffer in it, which travels inside the frames even on
+                     one host (both sides write 4 MB at once)
 
 Across hosts (TCP) the arrays travel inside the frames instead: both sides
 write 4 MB at once, more than the sockets hold.
@@ -20,6 +23,7 @@ from hprm_core import Input, Output, Reactor, Timer, main, reaction
 
 N = 4 * 1024 * 1024
 ROUNDS = 5
+PAYLOAD = os.environ.get("EX_PAYLOAD", "array")
 
 
 class Peer(Reactor):
@@ -34,7 +38,10 @@ class Peer(Reactor):
     @reaction("t", effects="out")
     def send(self):
         if self.k < ROUNDS:
-            self.out.set(np.full(N, self.k, np.uint8))
+            if PAYLOAD == "array":
+                self.out.set(np.full(N, self.k, np.uint8))
+            else:  # four distinct 1 MB strings: pickled in-band
+                self.out.set([str(self.k) * (N // 4) + str(i) for i in range(4)] + [self.k])
             self.k += 1
 
     @reaction("inp")
