@@ -7,8 +7,8 @@ Measured in one run, on one host (so sender and receiver share a clock):
   in the sender's reaction; centralized (the RTI's grants; on one host the
   payload goes peer to peer and the RTI gets a notice) and decentralized;
 - tag-advance rate of a 3-federate pipeline driven by a fast timer (real time);
-- decentralized again with ``busy_poll`` (both federates spin instead of
-  sleeping while idle: a CPU each);
+- decentralized again with ``busy_poll`` on the receiver (it spins instead of
+  sleeping while idle: a CPU);
 - baselines: a raw Unix-socket sender/receiver in plain Python (the floor: no
   runtime at all, the receiver blocked in ``recv``), the same with the
   receiver waiting in epoll first (what any event loop watching more than one
