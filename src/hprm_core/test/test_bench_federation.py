@@ -24,13 +24,17 @@ def test_pingpong_quick_measures_every_variant(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(out.read_text())
     by = {row["variant"]: row for row in doc["results"]}
-    names = ("raw unix socket (floor)", "raw unix socket, epoll wait", "hprm decentralized",
-             "hprm centralized")  # fmt: skip
+    names = ("raw unix socket (floor)", "raw unix socket, epoll wait",
+             "raw unix socket, busy-poll", "hprm decentralized",
+             "hprm decentralized, busy_poll", "hprm centralized",
+             "python receive-path core, back to back",
+             "python receive-path core, 1 ms apart")  # fmt: skip
     for name in names:
         assert by[name]["median_us"] > 0 and by[name]["n"] > 100
     assert by["hprm centralized 3-federate pipeline"]["tags_per_s"] > 0
-    assert "decentralized/raw median" in doc["ratios"]
-    assert doc["ratios"]["decentralized/raw per-round median"] > 0
+    for ratio in ("decentralized/raw", "decentralized busy_poll/raw busy-poll"):
+        assert doc["ratios"][f"{ratio} per-round median"] > 0
+    assert doc["ratios"]["python code 1 ms apart/back to back median"] > 0
     assert len(doc["rounds"]) == 2  # --quick: two interleaved rounds
 
 

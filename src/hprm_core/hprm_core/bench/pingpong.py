@@ -16,7 +16,10 @@ Measured in one run, on one host (so sender and receiver share a clock):
   spinning on a non-blocking ``recv`` (the floor for busy-polling: compare
   like with like) and a Cyclone DDS writer/reader with the ``cyclonedds``
   package (reliable, keep-last 10: what ROS 2's transport costs), same
-  message size and rate.
+  message size and rate;
+- how much slower a small piece of Python runs 1 ms after its last run than
+  back to back (see :func:`_code_warmth`): the machine's price for code that
+  runs now and then, as a runtime's per-message path does.
 
 Goals: decentralized median within 3x of the raw-socket floor and below Cyclone
 DDS; centralized within 2x of decentralized. The latency variants run in
@@ -262,6 +265,41 @@ _LATENCY_VARIANTS = {
 BENCH_BUSY_POLL = "2 ms"
 
 
+def _code_warmth(back_to_back: int = 5000, spaced: int = 300) -> tuple[list[int], list[int]]:
+    """Run times (ns) of the same small piece of Python back to back, and
+    1 ms apart (as a federate runs it for a message a millisecond): the
+    factor between them is what this machine charges code for running now
+    and then, on caches other work has filled meanwhile. It explains most
+    of the gap to the floor, whose receiver runs a few lines per message.
+    The piece: a receive path's core (unpack a route header, unpickle this
+    benchmark's message, push it on a heap)."""
+    import heapq
+    import pickle
+    import struct
+
+    route = struct.Struct("<qIII")
+    frame = route.pack(1, 0, 1, 2) + pickle.dumps((time.time_ns(), 1, b"x" * 48), protocol=5)
+    heap: list = []
+
+    def work() -> None:
+        t, m, _, _ = route.unpack_from(frame)
+        heapq.heappush(heap, (t, m, len(heap), pickle.loads(memoryview(frame)[route.size :])))
+        if len(heap) > 64:
+            heap.clear()
+
+    def timed(n: int, pause: float) -> list[int]:
+        out = []
+        for _ in range(n):
+            if pause:
+                time.sleep(pause)
+            t0 = time.perf_counter_ns()
+            work()
+            out.append(time.perf_counter_ns() - t0)
+        return _warm(out)
+
+    return timed(back_to_back, 0.0), timed(spaced, 0.001)
+
+
 def _latency_run(variant: str, count: int, tmp: str) -> list[int] | str:
     if variant in ("raw", "epoll", "spin"):
         return _raw_socket(count, 0.001, tmp, "recv" if variant == "raw" else variant)
@@ -313,6 +351,15 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
             rows.append({"variant": name, "metric": f"skipped: {skipped[variant]}"})
         else:
             rows.append({"variant": name, "metric": "one-way latency", **_stats(pooled[variant])})
+    hot, spaced = _code_warmth()
+    for name, samples in (("back to back", hot), ("1 ms apart", spaced)):
+        rows.append(
+            {
+                "variant": f"python receive-path core, {name}",
+                "metric": "run time",
+                **_stats(samples),
+            }
+        )
     for coordination in ("decentralized", "centralized"):
         wall, samples = _federation("pipeline", coordination, "50 us", pipeline_tags)
         rate = len(samples) / (wall / 1e9) if wall else 0.0
@@ -343,6 +390,9 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
         ratios[f"{label} per-round median"] = statistics.median(each)
         ratios[f"{label} per-round min"] = each[0]
         ratios[f"{label} per-round max"] = each[-1]
+    ratios["python code 1 ms apart/back to back median"] = statistics.median(
+        spaced
+    ) / statistics.median(hot)
     params = {
         "messages_per_round": count,
         "busy_poll": BENCH_BUSY_POLL,
