@@ -285,6 +285,9 @@ class FederateCoordinator:
         self._peers_missing = len(self.p2p_upstream)  # upstream peers not connected yet
         self._woke_peers = False  # this tag sent a payload peer to peer
         self.upstream_done: set[int] = set()
+        self._upstream_conns: dict[int, Connection] = {}  # upstream federate -> its peer conn
+        self._idle_reported: bytes | None = None  # last IDLE report (decentralized)
+        self.quiescent = False  # the RTI found that nothing can happen any more
         self._listener: socket.socket | None = None
         self._needs_absent_out: list[NetConnection] = []
         self.resigned = False
@@ -540,7 +543,7 @@ class FederateCoordinator:
             self._send_net(tag)
             return False
         if tag >= FOREVER:
-            return self.upstream_done >= self.upstream_feds
+            return self.quiescent or self.upstream_done >= self.upstream_feds
         return sched.physical_time() >= tag.time + self.stp
 
     def _settle_peers(self, sched: Scheduler) -> None:
@@ -557,12 +560,38 @@ class FederateCoordinator:
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
         if self.data_plane is not None:
             self.data_plane.send_releases()
+        if tag >= FOREVER and not self.centralized and not sched.keepalive:
+            self._report_idle()
         self._flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(sched.idle_poll)
         else:
             remaining = tag.time + self.stp - sched.physical_time()
             sched.wait(max(remaining, 0) / 1e9)
+
+    def _report_idle(self) -> None:
+        """Decentralized: tell the RTI we have nothing left to do, with the
+        bytes we sent on each peer link and read from each (and which
+        upstream peers resigned). Nothing else can tell that federates feeding
+        each other in a cycle went quiet: none of them ever resigns first.
+        The RTI declares the federation quiescent when every federate's latest
+        report is idle and, on every link, the bytes its sender reported
+        sending are the bytes its receiver reported reading: then no message
+        is in flight and none can be sent again (an idle federate only wakes
+        for a message; keepalive federates, which wait for physical events,
+        never report). Only a change is reported."""
+        report = json.dumps(
+            {
+                "sent": {str(k): c.bytes_sent for k, c in self.peers.items()},
+                "read": {
+                    str(k): [c.bytes_received, k in self.upstream_done]
+                    for k, c in self._upstream_conns.items()
+                },
+            }
+        ).encode()
+        if report != self._idle_reported:
+            self._idle_reported = report
+            self._to_rti(Frame.IDLE, report)
 
     def bytes_sent(self) -> int:
         """Bytes this federate wrote to its RTI and peer sockets (frames)."""
@@ -815,6 +844,10 @@ class FederateCoordinator:
                 sched.wake()
         elif kind == Frame.FAILED:
             self._fail(bytes(payload).decode())
+        elif kind == Frame.QUIESCENT:
+            with sched._lock:
+                self.quiescent = True
+                sched.wake()
         elif kind == Frame.RESIGN:
             pass
         else:
@@ -872,6 +905,7 @@ class FederateCoordinator:
         sched = self.sched
         assert sched is not None
         with sched._lock:
+            self._upstream_conns[hello["federate"]] = conn
             sched.add_reader(
                 conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
             )

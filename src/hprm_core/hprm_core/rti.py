@@ -21,6 +21,11 @@ structure in their hello (all of them must describe the same one). Its jobs:
   with the earliest tag it can still stop at; the latest of those is granted.
 - **Failure**: a federate whose connection drops without resigning has died:
   every other federate is told (FAILED, naming it) and stops cleanly.
+- **Quiescence** (decentralized): federates that feed each other in a cycle
+  never see their upstream resign. Each reports when it is idle, with the
+  bytes it sent and read on each peer link; when every live federate is idle
+  and every link's counts agree (nothing in flight), nothing can ever happen
+  again, and every federate is told to finish (QUIESCENT).
 """
 
 from __future__ import annotations
@@ -78,6 +83,7 @@ class _Federate:
     # in-transit queue): its next event can be no later than the earliest one
     in_transit: list[Tag] = field(default_factory=list)
     downstream: set[int] = field(default_factory=set)
+    idle: dict[str, Any] | None = None  # latest IDLE report (decentralized)
 
 
 class RTI:
@@ -107,6 +113,7 @@ class RTI:
         self.stop_proposal: Tag | None = None
         self.coordination = "centralized"
         self.started = False
+        self.quiescent = False
         self._epoll = select.epoll()
         self._by_fd: dict[int, _Federate] = {}  # registered federate sockets
         self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
@@ -276,6 +283,7 @@ class RTI:
                     fed.resigned = True
                     self._drop(fed)
                     self._evaluate()
+                    self._check_quiescent()
                     self._check_done()
                     return
                 self._handle(fed, kind, payload)
@@ -364,6 +372,16 @@ class RTI:
         elif kind == Frame.CLOCK_QUERY:
             t1, _ = unpack_tag(payload)
             self._send(fed, Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
+        elif kind == Frame.IDLE:
+            try:
+                report = json.loads(bytes(payload))
+                fed.idle = {
+                    "sent": {int(k): int(v) for k, v in report["sent"].items()},
+                    "read": {int(k): (int(n), bool(d)) for k, (n, d) in report["read"].items()},
+                }
+            except (ValueError, KeyError, TypeError) as exc:
+                raise transport.ProtocolError(f"bad IDLE report from {fed.name}: {exc}") from None
+            self._check_quiescent()
         elif kind == Frame.READY:
             fed.ready = True
             self._maybe_start()
@@ -419,6 +437,42 @@ class RTI:
         log.info("stop granted at %s", stop)
         for f in live:
             self._send(f, Frame.STOP_GRANTED, transport.pack_tag(*stop))
+
+    def _check_quiescent(self) -> None:
+        """Decentralized: finish everyone once nothing can happen any more.
+
+        Every live federate's latest report must be IDLE, and on every link
+        between live federates, the bytes the sender reported sending must be
+        the bytes the receiver reported reading (a link from a federate that
+        resigned: the receiver read its RESIGN, its last frame). Reports are
+        taken at different moments, but a stale one cannot pass: a federate
+        that left idle after reporting did so for a message it read after its
+        report, so that link's counts disagree, unless its sender sent the
+        message after its own report, which needs a message it read after
+        that, and so on back to a link whose counts disagree."""
+        if self.quiescent or self.coordination == "centralized" or not self.started:
+            return
+        live = [f for f in self.feds.values() if not (f.resigned or f.failed)]
+        if not live or any(f.idle is None for f in live):
+            return
+        for f in live:
+            assert f.idle is not None
+            for k in {k for k, _ in f.upstream}:
+                up = self.feds[k]
+                read, saw_resign = f.idle["read"].get(k, (0, False))
+                if up.failed:
+                    continue
+                if up.resigned:
+                    if not saw_resign:
+                        return
+                    continue
+                assert up.idle is not None
+                if up.idle["sent"].get(f.id, 0) != read:
+                    return
+        self.quiescent = True
+        log.info("federation quiescent: every federate idle, no message in flight")
+        for f in live:
+            self._send(f, Frame.QUIESCENT, b"")
 
     def _earliest_outputs(self) -> dict[int, Tag]:
         """For each federate, the earliest tag at which it might still send."""

@@ -43,11 +43,11 @@ from hprm_core.errors import HprmError
 
 log = logging.getLogger("hprm.transport")
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAGIC = b"HP"
 HEADER = struct.Struct("<2sBBI")
 EAGER_BUFFER = 64 * 1024
-#: bytes a data link may hold back (see Connection.queue_when_full) before
+#: bytes a data link may hold back (see Connection.hold_back_when_full) before
 #: its sender blocks after all
 MAX_BACKLOG = 64 * 1024 * 1024
 CLOSE_DRAIN_S = 10.0  # how long close() waits for held-back bytes to leave
@@ -77,6 +77,8 @@ class Frame(enum.IntEnum):
     STOP_GRANTED = 32  # tag
     RESIGN = 40  # (empty): clean exit
     FAILED = 41  # utf-8: which federate failed and why
+    IDLE = 42  # json: nothing to do; bytes sent to each peer, read from each (decentralized)
+    QUIESCENT = 43  # (empty): nothing can happen in the federation any more: finish
     CLOCK_QUERY = 50  # t1
     CLOCK_REPLY = 51  # t1 + server time
     ARENA_REQUEST = 60  # store channel: send me your arena fds (SCM_RIGHTS follows)
@@ -160,6 +162,7 @@ class Connection:
         self._send_lock = threading.Lock()
         self.closed = False
         self.bytes_sent = 0  # frames' bytes, headers included: proves what stays off the wire
+        self.bytes_received = 0  # frames' bytes returned by recv(), headers included
         self._send_flags = 0  # MSG_DONTWAIT once hold_back_when_full() was called
         self._backlog: deque[bytes] = deque()  # held-back bytes, in order
         self._backlog_bytes = 0
@@ -316,6 +319,7 @@ class Connection:
             raise ProtocolError(
                 f"{self.peer} sent a {length}-byte frame; the limit is {self.max_frame} bytes"
             )
+        self.bytes_received += _HEADER_SIZE + length
         start += _HEADER_SIZE
         end = start + length
         if end <= self._end:  # already here

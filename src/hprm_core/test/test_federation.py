@@ -269,6 +269,38 @@ def test_a_per_federate_option_naming_no_federate_is_refused_before_anything_sta
         Launch(PROGRAMS / "busy.py")
 
 
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_cycle_of_federates_that_goes_quiet_finishes_by_itself(monkeypatch, coordination):
+    """No timeout, no stop request: ping and pong feed each other, go quiet,
+    and the federation ends (decentralized: neither ever saw its upstream
+    resign, and used to wait forever; now the RTI detects quiescence)."""
+    monkeypatch.setenv("QC_COORDINATION", coordination)
+    r = Run(PROGRAMS / "quiet_cycle.py")
+    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=30)
+    r.wait()
+    assert r.code == 0, r.text
+    assert "PING got=[10, 20, 30]" in r.text, r.text
+    if coordination == "decentralized":
+        assert "federation quiescent" in r.text, r.text
+    _assert_no_leftovers(r)
+
+
+def test_quiescence_is_not_declared_while_a_message_is_in_flight(monkeypatch):
+    """A value bounces 200 times between two federates; between bounces each
+    one is idle and has reported so, with the message on its way: only the
+    link byte counts tell the RTI it is not over. An early QUIESCENT would
+    end the federation with bounces missing."""
+    monkeypatch.setenv("QC_COORDINATION", "decentralized")
+    monkeypatch.setenv("QC_BOUNCES", "200")
+    r = Run(PROGRAMS / "quiet_cycle.py")
+    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=60)
+    r.wait()
+    assert r.code == 0, r.text
+    assert f"PING got={list(range(199, 0, -2))}" in r.text, r.text
+    assert r.text.count("federation quiescent") == 1, r.text
+    _assert_no_leftovers(r)
+
+
 def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
     # On one host, centralized payloads skip the RTI, which only gets notices.
     # With a backlog of payloads in the sink's socket, the sink's timer tag k

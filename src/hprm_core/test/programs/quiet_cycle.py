@@ -1,0 +1,83 @@
+"""Two federates in a cycle that goes quiet: ping sends three values (one-shot
+timers), pong sends each back 1 ms later, then nothing ever happens again.
+No timeout, no stop request: the federation must notice by itself and
+finish. Centralized, the RTI sees it in the federates' next event tags;
+decentralized, neither federate's upstream ever resigns (each waits for the
+other), so it takes the RTI's quiescence detection.
+
+    QC_COORDINATION  centralized | decentralized
+    QC_BOUNCES       N > 0: instead, ping sends N once and each side sends
+                     back one less until 0: between bounces each federate is
+                     idle with a message in flight, the moment a wrong
+                     quiescence detection would end the federation early
+"""
+
+import os
+
+from hprm_core import Input, Output, Reactor, Timer, main, reaction
+
+BOUNCES = int(os.environ.get("QC_BOUNCES", "0"))
+
+
+class Ping(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.out = Output()
+        self.back = Input()
+        self.t1 = Timer(offset="10 ms")
+        self.t2 = Timer(offset="20 ms")
+        self.t3 = Timer(offset="30 ms")
+        self.k = 0
+        self.got = []
+
+    @reaction("t1", "t2", "t3", effects="out")
+    def send(self):
+        if BOUNCES:
+            if self.k == 0:
+                self.k = 1
+                self.out.set(BOUNCES)
+            return
+        self.k += 1
+        self.out.set(self.k)
+
+    @reaction("back", effects="out")
+    def record(self):
+        self.got.append(self.back.value)
+        if BOUNCES and self.back.value > 0:
+            self.out.set(self.back.value - 1)
+
+    @reaction("shutdown")
+    def report(self):
+        print(f"PING got={self.got}", flush=True)
+
+
+class Pong(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.inp = Input()
+        self.out = Output()
+
+    @reaction("inp", effects="out")
+    def echo(self):
+        if not BOUNCES:
+            self.out.set(self.inp.value * 10)
+        elif self.inp.value > 0:
+            self.out.set(self.inp.value - 1)
+
+    @reaction("shutdown")
+    def report(self):
+        print("PONG done", flush=True)
+
+
+@main(
+    federated=True,
+    coordination=os.environ.get("QC_COORDINATION", "decentralized"),
+    stp_offset="5 ms",
+)
+class QuietCycle(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.ping = Ping()
+        self.pong = Pong()
+        self.connect(self.ping.out, self.pong.inp)
+        self.connect(self.pong.out, self.ping.back, after="1 ms")
