@@ -78,6 +78,9 @@ log = logging.getLogger("hprm.federation")
 COORDINATIONS = ("centralized", "decentralized")
 RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch order)
 PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
+#: how long a decentralized federate is idle before it tells the RTI (see
+#: _report_idle): not between two messages of a stream, only once things calm down
+IDLE_REPORT_S = 0.05
 
 
 _MESSAGE, _ABSENT = Frame.MESSAGE, Frame.ABSENT  # module constants: no Enum lookups per message
@@ -287,6 +290,8 @@ class FederateCoordinator:
         self.upstream_done: set[int] = set()
         self._upstream_conns: dict[int, Connection] = {}  # upstream federate -> its peer conn
         self._idle_reported: bytes | None = None  # last IDLE report (decentralized)
+        self._idle_step = -1  # scheduler step when we last found nothing to do
+        self._idle_since = 0.0
         self.quiescent = False  # the RTI found that nothing can happen any more
         self._listener: socket.socket | None = None
         self._needs_absent_out: list[NetConnection] = []
@@ -560,14 +565,29 @@ class FederateCoordinator:
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
         if self.data_plane is not None:
             self.data_plane.send_releases()
+        timeout = sched.idle_poll
         if tag >= FOREVER and not self.centralized and not sched.keepalive:
-            self._report_idle()
+            timeout = self._idle(sched)
         self._flush()
         if self.centralized or tag >= FOREVER:
-            sched.wait(sched.idle_poll)
+            sched.wait(timeout)
         else:
             remaining = tag.time + self.stp - sched.physical_time()
             sched.wait(max(remaining, 0) / 1e9)
+
+    def _idle(self, sched: Scheduler) -> float | None:
+        """Decentralized, nothing to do: report it once it has lasted
+        ``IDLE_REPORT_S`` (a receiver between two messages of a stream is
+        idle too, and must not write to the RTI for each one). Returns how
+        long to wait before looking again."""
+        now = time.monotonic()
+        if self._idle_step != sched.step:  # a tag was processed since we last got here
+            self._idle_step, self._idle_since = sched.step, now
+        left = self._idle_since + IDLE_REPORT_S - now
+        if left > 0:
+            return left
+        self._report_idle()
+        return sched.idle_poll
 
     def _report_idle(self) -> None:
         """Decentralized: tell the RTI we have nothing left to do, with the

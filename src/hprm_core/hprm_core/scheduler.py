@@ -322,16 +322,17 @@ class Scheduler:
         """Busy-poll: check the watched files without sleeping for up to
         ``busy_poll`` ns, then block for what is left of ``poll_timeout``.
 
-        Why: a process that sleeps pays for it when woken, twice: the kernel's
-        wake-up (the sender's send call waits for it, on a VM an inter-processor
-        interrupt) and then running its code on caches the other processes
-        filled. A spinning receiver is already running, hot. It costs a CPU
-        for the spin, so it is opt-in, for latency-critical federates with a
-        core to spare. Timed waits stay exact: the timerfd armed by
-        :meth:`wait` becomes readable like any other file."""
+        Why: a sleeping process is woken by the kernel when a message comes,
+        and the sender's send call pays for that wake-up (on a VM, an
+        inter-processor interrupt to a halted virtual CPU). A spinning
+        receiver is already running and sees the message on its next turn. It
+        costs a CPU for the spin, so it is opt-in, for latency-critical
+        federates with a core to spare. Timed waits stay exact: the timerfd
+        armed by :meth:`wait` becomes readable like any other file."""
         poll = ep.poll
         clock = time.monotonic_ns
-        end = clock() + self.busy_poll
+        start = clock()
+        end = start + self.busy_poll
         while True:
             ready = poll(0)
             if ready:
@@ -340,7 +341,7 @@ class Scheduler:
             if now >= end:
                 break
         if poll_timeout > 0:
-            poll_timeout = max(0.0, poll_timeout - (now - end + self.busy_poll) / 1e9)
+            poll_timeout = max(0.0, poll_timeout - (now - start) / 1e9)
         return poll(poll_timeout)
 
     def _spin_for_inbox(self, timeout: float | None) -> bool:
