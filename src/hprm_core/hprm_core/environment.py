@@ -77,8 +77,8 @@ class Environment:
     ``trace`` is a path or file object for a JSON-lines reaction trace;
     ``coordinator`` decides when tags may advance (a federation's; default:
     alone in this process); ``busy_poll`` (a duration, default 0: off) makes
-    the scheduler spin that long before it sleeps: it reacts to a message or
-    a timer within microseconds, hot, at the price of a CPU kept busy while
+    the scheduler spin that long before it sleeps, so a message or a timer
+    needs no wake-up by the kernel, at the price of a CPU kept busy while
     idle (see :meth:`Scheduler._spin`).
     """
 
