@@ -60,6 +60,7 @@ import socket
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -298,6 +299,9 @@ class FederateCoordinator:
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
         self._batch = bytearray()  # frames for the RTI, sent together
+        # Centralized: (offset in _batch, bytes sent on each peer link before
+        # the frames from there on): those must be in the sockets first (_flush).
+        self._gates: deque[tuple[int, tuple[int, ...]]] = deque()
         self.data_plane: DataPlane | None = None
         self.physical_lead: int | None = None  # min_delay of our physical actions
         for c in program.connections:
@@ -645,28 +649,49 @@ class FederateCoordinator:
         """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
         the next NET) leave together in one write when the tag completes or
         before the federate waits: fewer wake-ups of the RTI and of receivers."""
+        start = len(self._batch)
         transport.append_frame(self._batch, kind, *parts)
+        if self.centralized:
+            for conn in self.peers.values():
+                if conn.held_back:  # see _flush
+                    need = tuple(c.bytes_sent for c in self.peers.values())
+                    if not self._gates or self._gates[-1][1] != need:
+                        self._gates.append((start, need))
+                    break
 
     def _flush(self) -> bool:
         """Send the queued RTI frames; False if the RTI is gone.
 
-        Centralized, they wait while a peer link holds back payload bytes (a
-        large value meeting a full socket): the RTI's grants rely on every
-        payload a NOTICE, LTC, NET or RESIGN accounts for being in its
-        receiver's socket already. The link's writer thread wakes the
-        scheduler once it has sent them, and the next flush goes through."""
-        if self._batch and self.rti is not None:
-            if self.centralized:
-                for conn in self.peers.values():
-                    if conn.held_back:
-                        return True
-            try:
-                self.rti.send_encoded(self._batch)
-            except OSError as exc:
-                log.debug("%s: could not send to the RTI: %s", self.me.name, exc)
-                return False
-            finally:
-                self._batch.clear()
+        Centralized, a frame queued while a peer link held back payload bytes
+        (a large value meeting a full socket, or a receiver falling behind)
+        waits until those bytes are in the socket: the RTI's grants rely on
+        every payload a NOTICE, LTC, NET or RESIGN accounts for being in its
+        receiver's socket already. What can go, goes: a sender that keeps a
+        backlog still reports its progress. The link's writer thread wakes
+        the scheduler once it has sent everything."""
+        batch = self._batch
+        if not batch or self.rti is None:
+            return True
+        end = len(batch)
+        gates = self._gates
+        peers = self.peers.values()
+        while gates:
+            start, need = gates[0]
+            if any(c.bytes_sent - c.held_back < n for c, n in zip(peers, need, strict=True)):
+                end = start
+                break
+            gates.popleft()
+        if not end:
+            return True
+        try:
+            self.rti.send_encoded(batch if end == len(batch) else batch[:end])
+        except OSError as exc:
+            log.debug("%s: could not send to the RTI: %s", self.me.name, exc)
+            return False
+        finally:
+            del batch[:end]
+            if gates:
+                self._gates = deque((s - end, n) for s, n in gates)
         return True
 
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:

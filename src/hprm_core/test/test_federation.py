@@ -804,6 +804,23 @@ def test_two_federates_sending_each_other_large_in_band_values_do_not_deadlock(
     _assert_no_leftovers(r)
 
 
+def test_a_producer_with_a_standing_backlog_still_reports_its_progress_to_the_rti():
+    """Centralized: P outruns its consumer S for the whole run (1 MB in-band
+    values, S three times slower), so its link to S always holds bytes back.
+    What P tells the RTI waits for the payloads sent before it, but must go
+    out as S catches up: O's timer ticks need those grants. When P's frames
+    waited for an empty backlog instead, O processed 1 tick (2 runs of 3)
+    while P was sending; now ~10, about as far as S got."""
+    r = run(PROGRAMS / "backlog.py")
+    assert r.code == 0, r.text
+    assert "S got 60" in r.text, r.text
+    last = int(re.search(r"P last send at (\d+)", r.text).group(1))
+    ticks = eval(re.search(r"O ticks at (\[.*\])", r.text).group(1))
+    assert len(ticks) == 31, r.text  # 0, 20, ..., 600 ms: the stop tag
+    assert sum(t < last for t in ticks) >= 6, r.text
+    _assert_no_leftovers(r)
+
+
 def test_two_federates_streaming_large_arrays_to_each_other_over_tcp_do_not_deadlock():
     """Over TCP the 4 MB arrays travel inside the frames, both ways at once:
     both federates used to block in send with full sockets, neither reading.
