@@ -256,7 +256,7 @@ def test_busy_poll_by_federate_name_spins_only_that_federate(monkeypatch, coordi
     assert r.code == 0, r.text
     assert f"RECEIVER got={list(range(30))}" in r.text, r.text
     share = {m[0]: float(m[1]) for m in re.findall(r"USAGE (\w+) cpu/wall=([\d.]+)", r.text)}
-    assert share["receiver"] > 0.5, r.text
+    assert share["receiver"] > 0.3, r.text
     assert share["sender"] < 0.25, r.text
     _assert_no_leftovers(r)
 

@@ -46,7 +46,7 @@ def test_busy_poll_spins_while_idle_and_keeps_timers_exact():
     p, share = _cpu_share("forever")
     assert len(p.lags) == 16
     assert min(p.lags) >= 0, "a timer fired before its time while spinning"
-    assert share > 0.5, f"busy_poll='forever' used only {share:.0%} of a CPU"
+    assert share > 0.3, f"busy_poll='forever' used only {share:.0%} of a CPU"
 
 
 def test_busy_poll_spins_for_its_budget_then_sleeps():
