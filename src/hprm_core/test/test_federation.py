@@ -285,6 +285,21 @@ def test_a_cycle_of_federates_that_goes_quiet_finishes_by_itself(monkeypatch, co
     _assert_no_leftovers(r)
 
 
+def test_a_quiet_cycle_finishes_when_one_of_its_upstreams_finished_long_before(monkeypatch):
+    """A third federate feeds pong once and resigns; the ping/pong cycle goes
+    on, then goes quiet: the RTI counts the finished feed's link as done once
+    pong has read its RESIGN, and ends the federation."""
+    monkeypatch.setenv("QC_COORDINATION", "decentralized")
+    monkeypatch.setenv("QC_FEED", "1")
+    r = Run(PROGRAMS / "quiet_cycle.py")
+    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=30)
+    r.wait()
+    assert r.code == 0, r.text
+    assert "PING got=[10, 20, 30]" in r.text and "PONG done extras=['fed']" in r.text, r.text
+    assert "federation quiescent" in r.text, r.text
+    _assert_no_leftovers(r)
+
+
 def test_quiescence_is_not_declared_while_a_message_is_in_flight(monkeypatch):
     """A value bounces 200 times between two federates; between bounces each
     one is idle and has reported so, with the message on its way: only the

@@ -10,6 +10,9 @@ other), so it takes the RTI's quiescence detection.
                      back one less until 0: between bounces each federate is
                      idle with a message in flight, the moment a wrong
                      quiescence detection would end the federation early
+    QC_FEED          1: a third federate feeds pong one value and finishes
+                     (resigns) while the cycle still runs: the cycle's end is
+                     detected with an upstream gone
 """
 
 import os
@@ -17,6 +20,7 @@ import os
 from hprm_core import Input, Output, Reactor, Timer, federation, main, reaction
 
 BOUNCES = int(os.environ.get("QC_BOUNCES", "0"))
+FEED = os.environ.get("QC_FEED") == "1"
 if BOUNCES:
     # Report every idle moment (default: once idle for 50 ms), the bounces'
     # too: the most reports taken with a message in flight.
@@ -55,11 +59,28 @@ class Ping(Reactor):
         print(f"PING got={self.got}", flush=True)
 
 
+class Feed(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.out = Output()
+        self.t = Timer(offset="5 ms")
+
+    @reaction("t", effects="out")
+    def feed(self):
+        self.out.set("fed")
+
+
 class Pong(Reactor):
     def __init__(self):
         super().__init__()
         self.inp = Input()
         self.out = Output()
+        self.extra = Input()  # from feed, with QC_FEED=1
+        self.extras = []
+
+    @reaction("extra")
+    def record(self):
+        self.extras.append(self.extra.value)
 
     @reaction("inp", effects="out")
     def echo(self):
@@ -70,7 +91,7 @@ class Pong(Reactor):
 
     @reaction("shutdown")
     def report(self):
-        print("PONG done", flush=True)
+        print(f"PONG done extras={self.extras}", flush=True)
 
 
 @main(
@@ -85,3 +106,6 @@ class QuietCycle(Reactor):
         self.pong = Pong()
         self.connect(self.ping.out, self.pong.inp)
         self.connect(self.pong.out, self.ping.back, after="1 ms")
+        if FEED:
+            self.feed = Feed()
+            self.connect(self.feed.out, self.pong.extra)
