@@ -27,12 +27,15 @@ def test_pingpong_quick_measures_every_variant(tmp_path):
     names = ("raw unix socket (floor)", "raw unix socket, epoll wait",
              "raw unix socket, busy-poll", "hprm decentralized",
              "hprm decentralized, busy_poll", "hprm centralized",
+             "raw unix socket ping-pong (floor)", "hprm decentralized ping-pong",
+             "hprm centralized ping-pong",
              "python receive-path core, back to back",
              "python receive-path core, 1 ms apart")  # fmt: skip
     for name in names:
         assert by[name]["median_us"] > 0 and by[name]["n"] > 100
     assert by["hprm centralized 3-federate pipeline"]["tags_per_s"] > 0
-    for ratio in ("decentralized/raw", "decentralized busy_poll/raw busy-poll"):
+    for ratio in ("decentralized/raw", "decentralized busy_poll/raw busy-poll",
+                  "decentralized/raw, ping-pong"):  # fmt: skip
         assert doc["ratios"][f"{ratio} per-round median"] > 0
     assert doc["ratios"]["python code 1 ms apart/back to back median"] > 0
     assert len(doc["rounds"]) == 2  # --quick: two interleaved rounds

@@ -8,6 +8,11 @@ physical clock every PINGPONG_PERIOD; the receiver federate records
 PINGPONG_SHAPE=pipeline: sensor -> processor -> actuator; the actuator counts
 the tags it processed and the wall time they took.
 
+PINGPONG_SHAPE=pingpong: ping and pong send a 64-byte message back and forth
+as fast as they can, PINGPONG_COUNT round trips; each stamps what it sends,
+pong reports its measured latency inside its reply, ping records both
+directions and prints them.
+
 PINGPONG_BUSY_POLL: the receiving federate's ``busy_poll`` (default 0: sleep
 when idle). Only the receiver: it is the one a message wakes. Busy-polling
 the sender as well gained nothing measurable; the sender alone made latency
@@ -74,10 +79,63 @@ class Receiver(Reactor):
         print("SAMPLES", wall, ",".join(map(str, self.samples)), flush=True)
 
 
-@main(federated=True, coordination=COORD, busy_poll={"receiver": BUSY_POLL})
+class _Bouncer(Reactor):
+    """Answers each message at once; the message is (stamp, the latency the
+    sender measured for the message it answers, padding)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = Input()
+        self.out = Output()
+
+    @reaction("inp", effects="out")
+    def bounce(self):
+        latency = time.time_ns() - self.inp.value[0]
+        self.out.set((time.time_ns(), latency, PAD))
+
+
+class Ping(_Bouncer):
+    def __init__(self):
+        super().__init__()
+        self.t = Timer(offset="20 ms")
+        self.samples = []
+        self.first = None
+
+    @reaction("t", effects="out")
+    def serve(self):
+        self.first = time.time_ns()
+        self.out.set((time.time_ns(), 0, PAD))
+
+    @reaction("inp", effects="out")
+    def bounce(self):
+        now = time.time_ns()
+        stamp, theirs, _ = self.inp.value
+        self.samples += (theirs, now - stamp)
+        if len(self.samples) < 2 * COUNT:
+            self.out.set((time.time_ns(), 0, PAD))
+        else:
+            self.request_stop()
+
+    @reaction("shutdown")
+    def report(self):
+        wall = time.time_ns() - self.first
+        print("SAMPLES", wall, ",".join(map(str, self.samples)), flush=True)
+
+
+@main(
+    federated=True,
+    coordination=COORD,
+    busy_poll={"receiver": BUSY_POLL} if SHAPE != "pingpong" else 0,
+)
 class Bench(Reactor):
     def __init__(self):
         super().__init__()
+        if SHAPE == "pingpong":
+            self.ping = Ping()
+            self.pong = _Bouncer()
+            self.connect(self.ping.out, self.pong.inp)
+            self.connect(self.pong.out, self.ping.inp, after="1 ns")
+            return
         self.sender = Sender()
         if SHAPE == "pipeline":
             self.processor = Stage()
