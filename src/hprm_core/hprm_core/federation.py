@@ -665,10 +665,12 @@ class FederateCoordinator:
         Centralized, a frame queued while a peer link held back payload bytes
         (a large value meeting a full socket, or a receiver falling behind)
         waits until those bytes are in the socket: the RTI's grants rely on
-        every payload a NOTICE, LTC, NET or RESIGN accounts for being in its
-        receiver's socket already. What can go, goes: a sender that keeps a
-        backlog still reports its progress. The link's writer thread wakes
-        the scheduler once it has sent everything."""
+        every payload an LTC, NET or RESIGN accounts for being in its
+        receiver's socket already. (A NOTICE is queued just before its own
+        payload is sent, so it may leave ahead of it: harmless, a NOTICE only
+        holds grants back.) What can go, goes: a sender that keeps a backlog
+        still reports its progress. The link's writer thread wakes the
+        scheduler once it has sent everything."""
         batch = self._batch
         if not batch or self.rti is None:
             return True
