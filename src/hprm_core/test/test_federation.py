@@ -269,16 +269,24 @@ def test_a_per_federate_option_naming_no_federate_is_refused_before_anything_sta
         Launch(PROGRAMS / "busy.py")
 
 
+def _quiet_cycle(monkeypatch, timeout=30, **settings):
+    """Run programs/quiet_cycle.py with QC_* settings until both of its
+    federates have reported (a detection that never comes fails here)."""
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    r = Run(PROGRAMS / "quiet_cycle.py")
+    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=timeout)
+    r.wait()
+    assert r.code == 0, r.text
+    return r
+
+
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_cycle_of_federates_that_goes_quiet_finishes_by_itself(monkeypatch, coordination):
     """No timeout, no stop request: ping and pong feed each other, go quiet,
     and the federation ends (decentralized: neither ever saw its upstream
     resign, and used to wait forever; now the RTI detects quiescence)."""
-    monkeypatch.setenv("QC_COORDINATION", coordination)
-    r = Run(PROGRAMS / "quiet_cycle.py")
-    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=30)
-    r.wait()
-    assert r.code == 0, r.text
+    r = _quiet_cycle(monkeypatch, QC_COORDINATION=coordination)
     assert "PING got=[10, 20, 30]" in r.text, r.text
     if coordination == "decentralized":
         assert "federation quiescent" in r.text, r.text
@@ -289,12 +297,7 @@ def test_a_quiet_cycle_finishes_when_one_of_its_upstreams_finished_long_before(m
     """A third federate feeds pong once and resigns; the ping/pong cycle goes
     on, then goes quiet: the RTI counts the finished feed's link as done once
     pong has read its RESIGN, and ends the federation."""
-    monkeypatch.setenv("QC_COORDINATION", "decentralized")
-    monkeypatch.setenv("QC_FEED", "1")
-    r = Run(PROGRAMS / "quiet_cycle.py")
-    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=30)
-    r.wait()
-    assert r.code == 0, r.text
+    r = _quiet_cycle(monkeypatch, QC_COORDINATION="decentralized", QC_FEED="1")
     assert "PING got=[10, 20, 30]" in r.text and "PONG done extras=['fed']" in r.text, r.text
     assert "federation quiescent" in r.text, r.text
     _assert_no_leftovers(r)
@@ -305,12 +308,7 @@ def test_quiescence_is_not_declared_while_a_message_is_in_flight(monkeypatch):
     one is idle and has reported so, with the message on its way: only the
     link byte counts tell the RTI it is not over. An early QUIESCENT would
     end the federation with bounces missing."""
-    monkeypatch.setenv("QC_COORDINATION", "decentralized")
-    monkeypatch.setenv("QC_BOUNCES", "200")
-    r = Run(PROGRAMS / "quiet_cycle.py")
-    r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=60)
-    r.wait()
-    assert r.code == 0, r.text
+    r = _quiet_cycle(monkeypatch, timeout=60, QC_COORDINATION="decentralized", QC_BOUNCES="200")
     assert f"PING got={list(range(199, 0, -2))}" in r.text, r.text
     assert r.text.count("federation quiescent") == 1, r.text
     _assert_no_leftovers(r)

@@ -281,7 +281,11 @@ def test_zero_delay_cycle_is_rejected_naming_reactors_and_ports():
     run(DelayedLoop(), fast=True)  # an `after` delay breaks the cycle
 
 
-def test_physical_action_scheduled_from_another_thread():
+@pytest.mark.parametrize("busy_poll", [0, "forever"])
+def test_physical_action_scheduled_from_another_thread(busy_poll):
+    """Also while the scheduler busy-polls: its spin must let the driver
+    thread schedule (it gives up the GIL on every turn)."""
+
     class Sensor(Reactor):
         def __init__(self):
             super().__init__()
@@ -304,7 +308,7 @@ def test_physical_action_scheduled_from_another_thread():
                 self.request_stop()
 
     s = Sensor()
-    run(s, timeout="5 s")
+    run(s, timeout="5 s", busy_poll=busy_poll)
     assert [v for _, v in s.got] == [0, 1, 2, 3, 4]
     times = [t for t, _ in s.got]
     assert times == sorted(times) and times[0] > s.start_time
