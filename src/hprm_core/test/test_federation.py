@@ -499,42 +499,43 @@ def _federate_cmd(program, name, address, federation, *extra):
     ]
 
 
-def test_federates_started_by_hand_over_tcp_sync_clocks(tmp_path):
-    """`hprm rti` and `hprm federate` placed by hand, as a launch system would."""
-    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
-    cli = [sys.executable, "-m", "hprm_core.cli"]
+def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
+    """``hprm rti`` on TCP and ``hprm federate`` for each of ``names``, placed
+    by hand as a launch system (or other hosts) would; every process must
+    exit 0. Returns each federate's output, by name. Nothing is left running."""
+    env = dict(os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1", **env)
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rti = subprocess.Popen(
-        [*cli, "rti", "--address", "tcp:127.0.0.1:0", "--federates", "3", "--federation", "f1"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
+         "--federates", str(len(names)), "--federation", federation],
+        **popen,
     )  # fmt: skip
+    feds = []
     try:
-        address = None
-        for line in rti.stdout:
-            if line.startswith("RTI_ADDRESS"):
-                address = line.split()[1]
-                break
-        assert address and address.startswith("tcp:127.0.0.1:")
+        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
+        assert address.startswith("tcp:127.0.0.1:")
         feds = [
-            subprocess.Popen(
-                _federate_cmd(EXAMPLES / "federated_pipeline.py", name, address, "f1"),
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for name in ("sensor", "processor", "actuator")
+            subprocess.Popen(_federate_cmd(program, n, address, federation), **popen) for n in names
         ]
-        outs = [f.communicate(timeout=60)[0] for f in feds]
-        assert [f.returncode for f in feds] == [0, 0, 0], outs
+        outs = dict(zip(names, (f.communicate(timeout=timeout)[0] for f in feds), strict=True))
+        assert [f.returncode for f in feds] == [0] * len(names), outs
         assert rti.wait(timeout=30) == 0
     finally:
-        for p in [rti, *locals().get("feds", [])]:
+        for p in [rti, *feds]:
             if p.poll() is None:
                 p.kill()
                 p.wait()
-    for out in outs:
+    return outs
+
+
+def test_federates_started_by_hand_over_tcp_sync_clocks():
+    """`hprm rti` and `hprm federate` placed by hand, as a launch system would."""
+    outs = _run_by_hand_over_tcp(
+        EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "f1"
+    )
+    for out in outs.values():
         assert re.search(r"clock offset to the RTI [+-]\d+\.\d+ ms \(round trip", out), out
-    assert "actuator: 10 commands applied" in outs[2]
+    assert "actuator: 10 commands applied" in outs["actuator"]
 
 
 def test_federates_started_before_their_rti_wait_for_it(tmp_path):
@@ -839,74 +840,18 @@ def test_two_federates_streaming_large_arrays_to_each_other_over_tcp_do_not_dead
     both federates used to block in send with full sockets, neither reading.
     Now a data link holds back what the socket cannot take (a writer thread
     sends it) and the scheduler keeps reading."""
-    env = dict(
-        os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1",
-        EX_COORDINATION="decentralized",
-    )  # fmt: skip
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
-         "--federates", "2", "--federation", "x"],
-        **popen,
-    )  # fmt: skip
-    feds = []
-    try:
-        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-        feds = [
-            subprocess.Popen(_federate_cmd(PROGRAMS / "exchange.py", n, address, "x"), **popen)
-            for n in ("a", "b")
-        ]
-        outs = [f.communicate(timeout=60)[0] for f in feds]
-        assert [f.returncode for f in feds] == [0, 0], outs
-        assert rti.wait(timeout=30) == 0
-    finally:
-        for p in [rti, *feds]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert "a got [0, 1, 2, 3, 4]" in outs[0] and "b got [0, 1, 2, 3, 4]" in outs[1], outs
+    outs = _run_by_hand_over_tcp(
+        PROGRAMS / "exchange.py", ("a", "b"), "x", EX_COORDINATION="decentralized"
+    )
+    assert "a got [0, 1, 2, 3, 4]" in outs["a"] and "b got [0, 1, 2, 3, 4]" in outs["b"], outs
 
 
 def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
     """Over TCP there is no shared memory: the same program still works, the
     buffers travel inside the frames (and nothing claims to be zero-copy)."""
-    env = dict(os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1")
-    cli = [sys.executable, "-m", "hprm_core.cli"]
-    names = ("producer", "relay", "sink", "safe_sink")
-    rti = subprocess.Popen(
-        [*cli, "rti", "--address", "tcp:127.0.0.1:0", "--federates", "4", "--federation", "z"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    feds = []
-    try:
-        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-        feds = [
-            subprocess.Popen(
-                [
-                    *cli,
-                    "federate",
-                    str(PROGRAMS / "zero_copy.py"),
-                    name,
-                    "--rti",
-                    address,
-                    "--federation",
-                    "z",
-                ],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for name in names
-        ]
-        outs = dict(zip(names, (f.communicate(timeout=120)[0] for f in feds), strict=True))
-        assert [f.returncode for f in feds] == [0, 0, 0, 0], outs
-        assert rti.wait(timeout=30) == 0
-    finally:
-        for p in [rti, *feds]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+    outs = _run_by_hand_over_tcp(
+        PROGRAMS / "zero_copy.py", ("producer", "relay", "sink", "safe_sink"), "z", timeout=120
+    )
     assert outs["relay"].count("zero_copy=False values=ok") == 5, outs["relay"]
     assert outs["sink"].count("SINK k=") == 5 and outs["safe_sink"].count("type=dict") == 5
     m = re.search(r"socket bytes (\d+)", outs["producer"])
