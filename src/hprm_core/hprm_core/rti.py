@@ -550,20 +550,23 @@ def main(argv: list[str] | None = None) -> int:
         federation=args.federation,
         start_delay=duration(args.start_delay),
     )
-    log.info("RTI listening on %s for %d federates", rti.address, args.federates)
-    print(f"RTI_ADDRESS {rti.address}", flush=True)
+    # Before the address is announced: whoever reads it may signal at once.
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        return rti.serve()
+        log.info("RTI listening on %s for %d federates", rti.address, args.federates)
+        print(f"RTI_ADDRESS {rti.address}", flush=True)
+        code = rti.serve()
+        signal.signal(signal.SIGTERM, previous)
+        return code
     except KeyboardInterrupt:  # SIGTERM or Ctrl-C: federates see the RTI go away
         # Process managers repeat signals: a second one must not cut the
-        # clean-up short (the socket file would stay behind).
+        # clean-up short (the socket file would stay behind), nor kill the
+        # process once it is done: the signals stay ignored until it exits.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         rti.close()
         return 128 + signal.SIGTERM
     finally:
-        signal.signal(signal.SIGTERM, previous)
         if args.remove_dir:
             shutil.rmtree(args.remove_dir, ignore_errors=True)
 
