@@ -34,7 +34,7 @@ fi
 
 # Install (or refresh) when the package metadata or pins changed.
 stamp="$HPRM_VENV/.hprm-installed"
-want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg 2>/dev/null | sha256sum | cut -d' ' -f1)"
+want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg "$HPRM_ROOT"/src/*/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "hprm: installing packages into $HPRM_VENV (first run takes a minute)" >&2
   "$HPRM_VENV/bin/python" -m pip install -q --upgrade pip >&2
@@ -44,5 +44,9 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   done
   "$HPRM_VENV/bin/python" -m pip install -q -r "$HPRM_ROOT/tools/requirements-dev.txt" "${pkgs[@]}" >&2
   echo "$want" > "$stamp"
+elif ! "$HPRM_VENV/bin/python" -W ignore -c 'import sys; from hprm_core import compiled; sys.exit(bool(compiled.stale_modules()))'; then
+  # hprm_core's compiled modules are older than their sources (hprm_core/compiled.py)
+  echo "hprm: recompiling hprm_core (its compiled sources changed)" >&2
+  "$HPRM_VENV/bin/python" -m pip install -q --no-deps -e "$HPRM_ROOT/src/hprm_core" >&2
 fi
 export PATH="$HPRM_VENV/bin:$PATH"

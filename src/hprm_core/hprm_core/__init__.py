@@ -39,6 +39,8 @@ Example::
     run(App(), fast=True, timeout="1 s")
 """
 
+# First: it decides where the compiled modules are imported from.
+from hprm_core import compiled as _compiled  # noqa: F401
 from hprm_core.environment import Environment
 from hprm_core.errors import (
     AssemblyError,

@@ -259,7 +259,7 @@ class DataPlane:
         while True:
             with self._lock:  # re-read: the other side may be connecting to us right now
                 served = [(p, c) for p, c in self._served.items() if not c.closed]
-            ready, _, _ = select.select([conn.sock, *(c.sock for _, c in served)], [], [], 0.05)
+            ready, _, _ = select.select([conn.sock, *[c.sock for _, c in served]], [], [], 0.05)
             if conn.sock in ready:
                 return
             for peer, c in served:

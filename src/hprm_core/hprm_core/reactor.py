@@ -428,6 +428,17 @@ class Reactor:
     ``self.bank_index`` is the member's index (0 elsewhere).
     """
 
+    # Stored through __dict__ by __init__ (``__setattr__`` would attach them as elements).
+    name: str | None
+    container: Reactor | None
+    bank_index: int
+    _elements: list[_Element]
+    _children: list[Reactor]
+    _connections: list[tuple[Port, Port, int | None]]
+    _link_options: dict[tuple[Port, Port], tuple[Any, Any]]
+    _sched: Scheduler | None
+    _reactions: list[Reaction]
+
     def __init__(self, name: str | None = None) -> None:
         d = self.__dict__
         d["name"] = name

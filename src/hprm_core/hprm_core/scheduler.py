@@ -79,6 +79,13 @@ class Coordinator(Protocol):
         """The program ended (cleanly or not)."""
 
 
+class _Fires(Protocol):
+    """What an event fires at its tag: a trigger (port, timer, action), a
+    tardy delivery, or the tag marker."""
+
+    def _fire(self, value: Any) -> None: ...
+
+
 class LocalCoordinator:
     """A program alone in its process: every tag may be processed at once."""
 
@@ -166,7 +173,7 @@ class Scheduler:
         self.current_reaction: Reaction | None = None
         self.fired: list[_Trigger] = []  # elements present at the current tag
         self.failures: list[tuple[str, tuple[int, int], BaseException]] = []
-        self._events: list[tuple[int, int, int, _Trigger, Any]] = []
+        self._events: list[tuple[int, int, int, _Fires, Any]] = []
         self._seq = 0
         self._ready: list[int] = []  # heap of reaction indexes triggered at this tag
         self._queued = [False] * len(env.ordered)
@@ -186,7 +193,7 @@ class Scheduler:
         # Set when a network event reached the heap while the tag was being
         # chosen or waited for: the choice must be made again.
         self._rechoose = False
-        self._thread: threading.Thread | None = None
+        self._loop_thread: threading.Thread | None = None
         self.running = False
         self._tardy_last: dict[Any, Tag] = {}
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
@@ -201,7 +208,7 @@ class Scheduler:
 
     # -- scheduling -------------------------------------------------------------
 
-    def schedule(self, trigger: _Trigger, tag: Tag, value: Any) -> None:
+    def schedule(self, trigger: _Fires, tag: Tag, value: Any) -> None:
         """Queue ``trigger`` to fire at ``tag`` (scheduler thread only)."""
         self._seq += 1
         heapq.heappush(self._events, (tag[0], tag[1], self._seq, trigger, value))
@@ -212,7 +219,7 @@ class Scheduler:
             self._inbox.append((trigger, time_ns, value))
             self._notify()
 
-    def schedule_network(self, trigger: _Trigger, tag: Tag, value: Any) -> None:
+    def schedule_network(self, trigger: _Fires, tag: Tag, value: Any) -> None:
         """Deliver an event whose tag was chosen elsewhere (a federation peer).
 
         Scheduler thread only: it is called from socket callbacks while the
@@ -241,7 +248,7 @@ class Scheduler:
     def _notify(self) -> None:
         """Wake the scheduler thread (caller holds ``_lock``)."""
         self._wake.notify_all()
-        if self._wakefd >= 0 and threading.current_thread() is not self._thread:
+        if self._wakefd >= 0 and threading.current_thread() is not self._loop_thread:
             os.eventfd_write(self._wakefd, 1)
 
     def wake_from_any_thread(self) -> None:
@@ -397,7 +404,7 @@ class Scheduler:
 
     def request_stop(self) -> None:
         """Stop at the next microstep of the current tag; safe from any thread."""
-        if threading.current_thread() is self._thread and self.running:
+        if threading.current_thread() is self._loop_thread and self.running:
             self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
         else:
             with self._lock:
@@ -448,7 +455,7 @@ class Scheduler:
 
     def run(self) -> None:
         """Run to the stop tag (or until nothing can happen); raise on reaction errors."""
-        self._thread = threading.current_thread()
+        self._loop_thread = threading.current_thread()
         env = self.env
         self.start_time = self.coordinator.start_time(time.time_ns())
         start = Tag(self.start_time, 0)

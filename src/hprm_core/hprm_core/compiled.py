@@ -1,0 +1,102 @@
+"""Which modules run compiled, and the guard against a compiled module older
+than its source.
+
+``setup.py`` compiles the modules every message and every tag goes through
+(:data:`COMPILED`) to C with mypyc: the same source, so there is one
+implementation, which runs faster compiled. A build in place (``pip install
+-e``, ``colcon build --symlink-install``) leaves each compiled module next to
+its source, and Python imports the compiled one first: edit the source
+without rebuilding, and the old code would run, silently. So the build
+records a digest of each source it compiled (``compiled.json``), and on
+import, when any source differs, every compiled module is loaded from its
+source instead, with a warning saying how to rebuild. All or none: compiled
+modules call each other directly, so a mix would still run old code.
+
+Example::
+
+    >>> from hprm_core import compiled
+    >>> compiled.is_compiled()  # False in a pure-Python install
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import warnings
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+
+#: The per-message and per-tag path (``setup.py`` compiles these).
+COMPILED = ("tag", "scheduler", "transport", "data_plane", "federation")
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def is_compiled() -> bool:
+    """True when the per-message path runs compiled code (benchmarks report it)."""
+    from hprm_core import scheduler
+
+    return not (scheduler.__file__ or "").endswith(".py")
+
+
+class _SourceFinder(importlib.abc.MetaPathFinder):
+    """Imports the compiled modules from their ``.py`` sources."""
+
+    def find_spec(
+        self, fullname: str, path: object = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        package, _, name = fullname.rpartition(".")
+        if package != "hprm_core" or name not in COMPILED:
+            return None
+        return importlib.util.spec_from_file_location(fullname, os.path.join(_HERE, f"{name}.py"))
+
+
+def digest(path: str) -> str:
+    """What ``compiled.json`` records of a source file (``setup.py`` writes it)."""
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def stale_modules() -> list[str]:
+    """Compiled modules whose source changed since the build (all, if the
+    build left no record of its sources)."""
+    built = [
+        m
+        for m in COMPILED
+        if any(
+            os.path.exists(os.path.join(_HERE, m + s))
+            for s in importlib.machinery.EXTENSION_SUFFIXES
+        )
+    ]
+    if not built:
+        return []
+    try:
+        with open(os.path.join(_HERE, "compiled.json")) as f:
+            digests = json.load(f)
+    except (OSError, ValueError):
+        return built
+    return [m for m in built if digest(os.path.join(_HERE, f"{m}.py")) != digests.get(m)]
+
+
+def _use_sources_if_stale() -> None:
+    if any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        return
+    stale = stale_modules()
+    if stale:
+        sys.meta_path.insert(0, _SourceFinder())
+        warnings.warn(
+            f"hprm_core: {', '.join(f'{m}.py' for m in stale)} changed since the package was "
+            "compiled; running every compiled module from its source (slower). Rebuild: "
+            "pip install -e src/hprm_core (or ./test.sh), or colcon build",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+_use_sources_if_stale()  # hprm_core/__init__.py imports this module first

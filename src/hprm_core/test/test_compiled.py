@@ -1,0 +1,139 @@
+"""The compiled build of the per-message path (mypyc) and its safety nets:
+a failed compile installs pure Python, and a source edited after compiling
+runs from source instead of the stale compiled module."""
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hprm_core import compiled
+
+PKG = Path(__file__).resolve().parents[1]  # src/hprm_core
+EXAMPLES = PKG / "examples"
+CAN_COMPILE = importlib.util.find_spec("mypyc") is not None and shutil.which(
+    os.environ.get("CC", "cc")
+)
+EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _run_pipeline(pythonpath: Path) -> subprocess.CompletedProcess:
+    """The federated example, every process importing hprm_core from ``pythonpath``."""
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    return subprocess.run(
+        [sys.executable, "-m", "hprm_core.cli", "run", EXAMPLES / "federated_pipeline.py"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+
+
+def _where(pythonpath: Path) -> dict:
+    """Where a fresh interpreter imports each compiled module from, and what it warned."""
+    code = (
+        "import json, hprm_core, importlib\n"
+        "from hprm_core import compiled\n"
+        "print(json.dumps({'compiled': compiled.is_compiled(), 'files': {m: importlib.import_module"
+        "('hprm_core.' + m).__file__ for m in compiled.COMPILED}}))\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    return {**json.loads(r.stdout), "stderr": r.stderr}
+
+
+@pytest.mark.skipif(not CAN_COMPILE, reason="no mypyc or no C compiler: hprm_core is pure Python")
+def test_the_per_message_path_is_installed_compiled():
+    # tools/venv.sh installs mypy and builds hprm_core; a build that silently
+    # fell back to pure Python (say, Python headers missing) fails here.
+    assert compiled.stale_modules() == [], "sources changed since the build: run ./test.sh"
+    assert compiled.is_compiled()
+    for m in compiled.COMPILED:
+        assert not importlib.import_module(f"hprm_core.{m}").__file__.endswith(".py")
+
+
+@pytest.fixture
+def compiled_copy(tmp_path):
+    """A copy of the installed compiled package (modules and shared library)."""
+    if not compiled.is_compiled():
+        pytest.skip("hprm_core is installed as pure Python here")
+    package = Path(compiled.__file__).parent
+    shutil.copytree(package, tmp_path / "hprm_core", ignore=shutil.ignore_patterns("__pycache__"))
+    (runtime,) = package.parent.glob(f"hprm_core__mypyc{EXT}")
+    shutil.copy(runtime, tmp_path)
+    return tmp_path
+
+
+def test_an_untouched_copy_runs_compiled(compiled_copy):
+    where = _where(compiled_copy)
+    assert where["compiled"], where
+    assert all(f.endswith(EXT) for f in where["files"].values()), where
+    assert "changed since the package was compiled" not in where["stderr"]
+
+
+def test_a_source_edited_after_compiling_runs_from_source(compiled_copy):
+    tag = compiled_copy / "hprm_core" / "tag.py"
+    tag.write_text(tag.read_text() + "\nEDITED = True\n")
+    where = _where(compiled_copy)
+    # All or none: the compiled modules call each other directly.
+    assert not where["compiled"]
+    assert all(f.endswith(".py") for f in where["files"].values()), where
+    assert "tag.py changed since the package was compiled" in where["stderr"]
+    assert "scheduler.py changed" not in where["stderr"]  # names only what changed
+
+    r = _run_pipeline(compiled_copy)  # the federates (processes of their own) too
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "actuator: 10 commands applied" in r.stdout
+    assert len(re.findall(r"tag\.py changed since", r.stderr + r.stdout)) >= 3
+
+
+def test_a_build_without_its_record_of_sources_runs_from_source(compiled_copy):
+    (compiled_copy / "hprm_core" / "compiled.json").unlink()
+    where = _where(compiled_copy)
+    assert not where["compiled"]
+    for m in compiled.COMPILED:
+        assert f"{m}.py" in where["stderr"]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mypyc") is None, reason="mypyc is not installed")
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ({"CC": "false"}, "compiling with mypyc failed"),  # a compiler that always fails
+        ({"HPRM_PURE_PYTHON": "1"}, None),
+    ],
+)
+def test_a_build_that_cannot_compile_installs_pure_python(tmp_path, setting, message):
+    src = tmp_path / "src"
+    shutil.copytree(
+        PKG,
+        src,
+        ignore=shutil.ignore_patterns(
+            "*.egg-info", "__pycache__", "build", ".mypy_cache", "*.so", "compiled.json", "test"
+        ),
+    )
+    build = subprocess.run(
+        [sys.executable, "setup.py", "build", "--build-base", tmp_path / "b"],
+        cwd=src, capture_output=True, text=True, timeout=600, env={**os.environ, **setting},
+    )  # fmt: skip
+    assert build.returncode == 0, build.stdout + build.stderr
+    if message:
+        assert message in build.stderr
+        assert "installing pure Python" in build.stderr
+    (lib,) = (tmp_path / "b").glob("lib*")  # lib.<platform> when it meant to compile
+    assert list(lib.rglob("*.so")) == []  # nothing half-built
+    assert not (lib / "hprm_core" / "compiled.json").exists()
+    where = _where(lib)
+    assert not where["compiled"], where
+    assert "changed since" not in where["stderr"]
+    r = _run_pipeline(lib)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "actuator: 10 commands applied" in r.stdout
