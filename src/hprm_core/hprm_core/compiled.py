@@ -12,6 +12,10 @@ import, when any source differs, every compiled module is loaded from its
 source instead, with a warning saying how to rebuild. All or none: compiled
 modules call each other directly, so a mix would still run old code.
 
+``HPRM_PURE_PYTHON=1`` in the environment runs every module from source
+(profilers and debuggers see Python frames; benchmarks compare the two in one
+run); at install, it skips compiling.
+
 Example::
 
     >>> from hprm_core import compiled
@@ -84,8 +88,11 @@ def stale_modules() -> list[str]:
     return [m for m in built if digest(os.path.join(_HERE, f"{m}.py")) != digests.get(m)]
 
 
-def _use_sources_if_stale() -> None:
+def _choose_sources() -> None:
     if any(isinstance(f, _SourceFinder) for f in sys.meta_path):
+        return
+    if os.environ.get("HPRM_PURE_PYTHON") == "1":  # asked for: profiling, debugging, A/B runs
+        sys.meta_path.insert(0, _SourceFinder())
         return
     stale = stale_modules()
     if stale:
@@ -99,4 +106,4 @@ def _use_sources_if_stale() -> None:
         )
 
 
-_use_sources_if_stale()  # hprm_core/__init__.py imports this module first
+_choose_sources()  # hprm_core/__init__.py imports this module first

@@ -22,18 +22,24 @@ CAN_COMPILE = importlib.util.find_spec("mypyc") is not None and shutil.which(
     os.environ.get("CC", "cc")
 )
 EXT = importlib.machinery.EXTENSION_SUFFIXES[0]
+PURE = os.environ.get("HPRM_PURE_PYTHON") == "1"
+
+
+def _env(pythonpath: Path, **extra: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != "HPRM_PURE_PYTHON"}
+    return {**env, "PYTHONPATH": str(pythonpath), **extra}
 
 
 def _run_pipeline(pythonpath: Path) -> subprocess.CompletedProcess:
     """The federated example, every process importing hprm_core from ``pythonpath``."""
-    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    env = _env(pythonpath)
     return subprocess.run(
         [sys.executable, "-m", "hprm_core.cli", "run", EXAMPLES / "federated_pipeline.py"],
         capture_output=True, text=True, timeout=120, env=env,
     )  # fmt: skip
 
 
-def _where(pythonpath: Path) -> dict:
+def _where(pythonpath: Path, **extra: str) -> dict:
     """Where a fresh interpreter imports each compiled module from, and what it warned."""
     code = (
         "import json, hprm_core, importlib\n"
@@ -41,7 +47,7 @@ def _where(pythonpath: Path) -> dict:
         "print(json.dumps({'compiled': compiled.is_compiled(), 'files': {m: importlib.import_module"
         "('hprm_core.' + m).__file__ for m in compiled.COMPILED}}))\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(pythonpath))
+    env = _env(pythonpath, **extra)
     r = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env
     )
@@ -50,6 +56,7 @@ def _where(pythonpath: Path) -> dict:
 
 
 @pytest.mark.skipif(not CAN_COMPILE, reason="no mypyc or no C compiler: hprm_core is pure Python")
+@pytest.mark.skipif(PURE, reason="HPRM_PURE_PYTHON=1: pure Python asked for")
 def test_the_per_message_path_is_installed_compiled():
     # tools/venv.sh installs mypy and builds hprm_core; a build that silently
     # fell back to pure Python (say, Python headers missing) fails here.
@@ -62,9 +69,9 @@ def test_the_per_message_path_is_installed_compiled():
 @pytest.fixture
 def compiled_copy(tmp_path):
     """A copy of the installed compiled package (modules and shared library)."""
-    if not compiled.is_compiled():
-        pytest.skip("hprm_core is installed as pure Python here")
     package = Path(compiled.__file__).parent
+    if not list(package.glob(f"*{EXT}")):
+        pytest.skip("hprm_core is installed as pure Python here")
     shutil.copytree(package, tmp_path / "hprm_core", ignore=shutil.ignore_patterns("__pycache__"))
     (runtime,) = package.parent.glob(f"hprm_core__mypyc{EXT}")
     shutil.copy(runtime, tmp_path)
@@ -76,6 +83,13 @@ def test_an_untouched_copy_runs_compiled(compiled_copy):
     assert where["compiled"], where
     assert all(f.endswith(EXT) for f in where["files"].values()), where
     assert "changed since the package was compiled" not in where["stderr"]
+
+
+def test_pure_python_on_request(compiled_copy):
+    where = _where(compiled_copy, HPRM_PURE_PYTHON="1")
+    assert not where["compiled"]
+    assert all(f.endswith(".py") for f in where["files"].values()), where
+    assert where["stderr"] == ""  # asked for: no warning
 
 
 def test_a_source_edited_after_compiling_runs_from_source(compiled_copy):
