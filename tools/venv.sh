@@ -32,6 +32,19 @@ if [ ! -x "$HPRM_VENV/bin/python" ]; then
   fi
 fi
 
+# hprm_core compiles its per-message path with mypyc (installed above) and
+# falls back to pure Python with a warning when it cannot: here, where a
+# compiler exists, that is an error to see, not a silently slower runtime.
+check_compiled() {
+  [ "${HPRM_PURE_PYTHON:-}" = 1 ] && return 0
+  command -v "${CC:-cc}" >/dev/null 2>&1 || return 0
+  if ! "$HPRM_VENV/bin/python" -c 'import sys; from hprm_core import compiled; sys.exit(not compiled.is_compiled())'; then
+    echo "hprm: hprm_core did not compile (see the pip output above); HPRM_PURE_PYTHON=1 runs it uncompiled" >&2
+    rm -f "$stamp"
+    exit 1
+  fi
+}
+
 # Install (or refresh) when the package metadata or pins changed.
 stamp="$HPRM_VENV/.hprm-installed"
 want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg "$HPRM_ROOT"/src/*/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
@@ -43,10 +56,12 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     pkgs+=(-e "$(dirname "$setup")[test]")
   done
   "$HPRM_VENV/bin/python" -m pip install -q -r "$HPRM_ROOT/tools/requirements-dev.txt" "${pkgs[@]}" >&2
+  check_compiled
   echo "$want" > "$stamp"
 elif ! "$HPRM_VENV/bin/python" -W ignore -c 'import sys; from hprm_core import compiled; sys.exit(bool(compiled.stale_modules()))'; then
   # hprm_core's compiled modules are older than their sources (hprm_core/compiled.py)
   echo "hprm: recompiling hprm_core (its compiled sources changed)" >&2
   "$HPRM_VENV/bin/python" -m pip install -q --no-deps -e "$HPRM_ROOT/src/hprm_core" >&2
+  check_compiled
 fi
 export PATH="$HPRM_VENV/bin:$PATH"

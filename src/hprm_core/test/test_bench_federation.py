@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+from hprm_core import compiled
+
 pytestmark = pytest.mark.slow
 
 
@@ -26,7 +28,8 @@ def test_pingpong_quick_measures_every_variant(tmp_path):
     by = {row["variant"]: row for row in doc["results"]}
     names = ("raw unix socket (floor)", "raw unix socket, epoll wait",
              "raw unix socket, busy-poll", "hprm decentralized",
-             "hprm decentralized, busy_poll", "hprm centralized",
+             "hprm decentralized, busy_poll", "hprm decentralized, pure python",
+             "hprm centralized",
              "raw unix socket ping-pong (floor)", "hprm decentralized ping-pong",
              "hprm centralized ping-pong",
              "python receive-path core, back to back",
@@ -35,10 +38,12 @@ def test_pingpong_quick_measures_every_variant(tmp_path):
         assert by[name]["median_us"] > 0 and by[name]["n"] > 100
     assert by["hprm centralized 3-federate pipeline"]["tags_per_s"] > 0
     for ratio in ("decentralized/raw", "decentralized busy_poll/raw busy-poll",
-                  "decentralized/raw, ping-pong"):  # fmt: skip
+                  "decentralized/raw, ping-pong",
+                  "decentralized/decentralized pure python"):  # fmt: skip
         assert doc["ratios"][f"{ratio} per-round median"] > 0
     assert doc["ratios"]["python code 1 ms apart/back to back median"] > 0
     assert len(doc["rounds"]) == 2  # --quick: two interleaved rounds
+    assert doc["params"]["compiled"] == compiled.is_compiled()  # which build ran
 
 
 def test_gather_quick_one_size_writes_json_and_plot(tmp_path):

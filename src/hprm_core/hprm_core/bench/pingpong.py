@@ -16,7 +16,10 @@ Measured in one run, on one host (so sender and receiver share a clock):
   code), so both are reported;
 - tag-advance rate of a 3-federate pipeline driven by a fast timer (real time);
 - decentralized again with ``busy_poll`` on the receiver (it spins instead of
-  sleeping while idle: a CPU);
+  sleeping while idle: a CPU), and again with every module run from source
+  (``HPRM_PURE_PYTHON=1``: what the mypyc-compiled build gains, see
+  :mod:`hprm_core.compiled`; ``compiled`` in the parameters says which build
+  the other variants ran);
 - baselines: a raw Unix-socket sender/receiver in plain Python (the floor: no
   runtime at all, the receiver blocked in ``recv``), the same with the
   receiver waiting in epoll first (what any event loop watching more than one
@@ -45,7 +48,7 @@ import sys
 import time
 from pathlib import Path
 
-from hprm_core import bench
+from hprm_core import bench, compiled
 
 PROGRAM = Path(__file__).with_name("_latency_program.py")
 
@@ -68,7 +71,12 @@ def _stats(samples_ns: list[int]) -> dict[str, float]:
 
 
 def _federation(
-    shape: str, coordination: str, period: str, count: int, busy_poll: str = "0 ms"
+    shape: str,
+    coordination: str,
+    period: str,
+    count: int,
+    busy_poll: str = "0 ms",
+    pure_python: bool = False,
 ) -> tuple[int, list[int]]:
     """Run the bench program as a real federation; (receiver wall ns, samples)."""
     from hprm_core.launcher import launch
@@ -82,6 +90,8 @@ def _federation(
         PINGPONG_COUNT=str(count),
         PINGPONG_BUSY_POLL=busy_poll,
     )
+    if pure_python:  # the federate processes run every module from source
+        os.environ["HPRM_PURE_PYTHON"] = "1"
     try:
         code = launch(PROGRAM, output=lines.append)
     finally:
@@ -311,6 +321,7 @@ _LATENCY_VARIANTS = {
     "dds": "cyclone dds (reliable)",
     "decentralized": "hprm decentralized",
     "decentralized_busy": "hprm decentralized, busy_poll",
+    "decentralized_pure": "hprm decentralized, pure python",
     "centralized": "hprm centralized",
     "raw_pp": "raw unix socket ping-pong (floor)",
     "decentralized_pp": "hprm decentralized ping-pong",
@@ -366,6 +377,8 @@ def _latency_run(variant: str, count: int, tmp: str) -> list[int] | str:
         return _federation("pingpong", variant[:-3], "1 ms", count)[1]
     if variant == "decentralized_busy":
         return _federation("latency", "decentralized", "1 ms", count, BENCH_BUSY_POLL)[1]
+    if variant == "decentralized_pure":
+        return _federation("latency", "decentralized", "1 ms", count, pure_python=True)[1]
     return _federation("latency", variant, "1 ms", count)[1]
 
 
@@ -438,6 +451,7 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
         ("decentralized busy_poll/raw busy-poll", "decentralized_busy", "spin"),
         ("centralized/decentralized", "centralized", "decentralized"),
         ("decentralized/cyclone", "decentralized", "dds"),
+        ("decentralized/decentralized pure python", "decentralized", "decentralized_pure"),
         ("decentralized/raw, ping-pong", "decentralized_pp", "raw_pp"),
         ("centralized/decentralized, ping-pong", "centralized_pp", "decentralized_pp"),
     ]
@@ -455,6 +469,7 @@ def measure(count: int, rounds: int, pipeline_tags: int) -> dict:
         spaced
     ) / statistics.median(hot)
     params = {
+        "compiled": compiled.is_compiled(),
         "messages_per_round": count,
         "busy_poll": BENCH_BUSY_POLL,
         "rounds": rounds,
