@@ -35,9 +35,12 @@ fi
 # hprm_core compiles its per-message path with mypyc (installed above) and
 # falls back to pure Python with a warning when it cannot: here, where a
 # compiler exists, that is an error to see, not a silently slower runtime.
+has_python_headers() {
+  "$HPRM_VENV/bin/python" -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'
+}
 check_compiled() {
   [ "${HPRM_PURE_PYTHON:-}" = 1 ] && return 0
-  command -v "${CC:-cc}" >/dev/null 2>&1 || return 0
+  command -v "${CC:-cc}" >/dev/null 2>&1 && has_python_headers || return 0
   if ! "$HPRM_VENV/bin/python" -c 'import sys; from hprm_core import compiled; sys.exit(not compiled.is_compiled())'; then
     echo "hprm: hprm_core did not compile (see the pip output above); HPRM_PURE_PYTHON=1 runs it uncompiled" >&2
     rm -f "$stamp"
@@ -51,6 +54,14 @@ want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py 
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "hprm: installing packages into $HPRM_VENV (first run takes a minute)" >&2
   "$HPRM_VENV/bin/python" -m pip install -q --upgrade pip >&2
+  if command -v "${CC:-cc}" >/dev/null 2>&1 && ! has_python_headers; then
+    # Debian/Ubuntu ship Python's C headers separately; hprm_core's compiled build needs them.
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "hprm: installing python3-dev with apt-get (for hprm_core's compiled build)" >&2
+      apt-get update -qq && apt-get install -y -qq python3-dev >/dev/null || true
+    fi
+    has_python_headers || echo "hprm: no Python headers (python3-dev): hprm_core installs uncompiled, slower" >&2
+  fi
   pkgs=()
   for setup in "$HPRM_ROOT"/src/*/setup.py; do
     pkgs+=(-e "$(dirname "$setup")[test]")
