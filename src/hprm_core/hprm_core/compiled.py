@@ -106,4 +106,5 @@ def _choose_sources() -> None:
         )
 
 
-_choose_sources()  # hprm_core/__init__.py imports this module first
+if __name__ == "hprm_core.compiled":  # not when setup.py reads COMPILED from this file
+    _choose_sources()  # hprm_core/__init__.py imports this module first
