@@ -37,7 +37,7 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 #: The per-message and per-tag path (``setup.py`` compiles these).
-COMPILED = ("tag", "scheduler", "transport", "data_plane", "federation")
+COMPILED = ("tag", "trigger", "scheduler", "transport", "data_plane", "federation")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -69,7 +69,7 @@ def digest(path: str) -> str:
 
 def stale_modules() -> list[str]:
     """Compiled modules whose source changed since the build (all, if the
-    build left no record of its sources)."""
+    build left no record of its sources or compiled another set of modules)."""
     built = [
         m
         for m in COMPILED
@@ -84,6 +84,8 @@ def stale_modules() -> list[str]:
         with open(os.path.join(_HERE, "compiled.json")) as f:
             digests = json.load(f)
     except (OSError, ValueError):
+        return built
+    if set(digests) != set(COMPILED):  # built when another set of modules was compiled
         return built
     return [m for m in built if digest(os.path.join(_HERE, f"{m}.py")) != digests.get(m)]
 

@@ -1,0 +1,270 @@
+"""Triggers: what can be present at a tag and set reactions off (ports,
+timers, actions), and the base of every element a reactor owns.
+
+Every value a reaction sets or reads passes through these classes, so they
+are compiled with the rest of the per-message path (:mod:`hprm_core.compiled`):
+they are final classes (not meant to be subclassed) whose attributes are all
+declared here. :mod:`hprm_core.reactor` exports them; import them from there
+or from ``hprm_core``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from hprm_core.errors import AssemblyError, EffectError
+from hprm_core.tag import Duration, Tag, duration, make_tag
+
+if TYPE_CHECKING:
+    from hprm_core.reactor import Reaction, Reactor
+    from hprm_core.scheduler import Scheduler
+
+
+class _Element:
+    """Something a reactor owns, named by the attribute it is stored in."""
+
+    kind = "element"
+
+    def __init__(self) -> None:
+        self.name: str | None = None
+        self.container: Reactor | None = None
+
+    def _attach(self, container: Reactor, name: str) -> None:
+        if self.container is not None:
+            raise AssemblyError(
+                f"{self.kind} {self.fqn} is already owned; cannot also be {container.fqn}.{name}"
+            )
+        self.container = container
+        self.name = name
+
+    @property
+    def fqn(self) -> str:
+        """Fully qualified name, e.g. ``Main.camera.image``."""
+        if self.container is None:
+            return self.name or f"<unattached {self.kind}>"
+        return f"{self.container.fqn}.{self.name}"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.fqn}>"
+
+
+class _Trigger(_Element):
+    """An element that can be present at a tag and trigger reactions.
+
+    Presence is a stamp: the scheduler counts processed tags in ``_step``, and
+    an element is present when its own stamp equals the current step, so
+    nothing needs clearing when a tag ends.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._sched: Scheduler | None = None
+        self._step = -1
+        self._tardy_step = -1  # step at which a tardy network value arrived
+        self._value: Any = None
+        self._reactions: list[Reaction] = []  # reactions this element triggers
+
+    def _check_read(self) -> None:
+        sched = self._sched
+        if sched is not None:
+            r = sched.current_reaction
+            if r is not None and self not in r.readable:
+                raise EffectError(
+                    f"reaction {r.fqn} read {self.fqn}, which is not among its triggers, "
+                    f"sources or effects; declare it, e.g. @reaction(..., sources={self.name!r})"
+                )
+
+    def _check_effect(self, verb: str) -> Scheduler:
+        """The running scheduler, if the current reaction declared this element
+        as an effect; otherwise an error naming the reaction and the element."""
+        sched = self._sched
+        r = sched.current_reaction if sched is not None else None
+        if sched is None or r is None or self not in r.effects:
+            who = r.fqn if r is not None else "code outside any reaction"
+            raise EffectError(
+                f"{who} {verb} {self.fqn}, which is not among its declared effects; "
+                f"declare it, e.g. @reaction(..., effects={self.name!r})"
+            )
+        return sched
+
+    @property
+    def is_present(self) -> bool:
+        """True when this element has a value at the current tag."""
+        self._check_read()
+        sched = self._sched
+        return sched is not None and self._step == sched.step
+
+    @property
+    def is_tardy(self) -> bool:
+        """True when the present value arrived over the network after its tag
+        had passed (decentralized coordination); ``last_tardy_tag`` is its tag."""
+        sched = self._sched
+        return sched is not None and self._tardy_step == sched.step
+
+    @property
+    def value(self) -> Any:
+        """The value at the current tag, or ``None`` when absent."""
+        self._check_read()
+        sched = self._sched
+        if sched is not None and self._step == sched.step:
+            return self._value
+        return None
+
+    def _fire(self, value: Any) -> None:
+        """Mark present at the current tag and enqueue the triggered reactions."""
+        sched = self._sched
+        assert sched is not None
+        self._value = value
+        if self._step != sched.step:
+            self._step = sched.step
+            sched.fired.append(self)  # its value is dropped when the tag ends
+            enqueue = sched.enqueue
+            for r in self._reactions:
+                enqueue(r)
+
+
+class Port(_Trigger):
+    """An input or output port. Holds at most one value per tag.
+
+    A port made with ``width=N`` is a multiport: index it (``out[i]``), iterate
+    it, or name it in a reaction to mean all channels.
+    """
+
+    kind = "port"
+
+    def __init__(self, width: int | None = None) -> None:
+        super().__init__()
+        self.width = width
+        self.channels: list[Port] = []
+        if width is not None:
+            if not isinstance(width, int) or width < 1:
+                raise AssemblyError(f"multiport width must be a positive int, got {width!r}")
+            self.channels = [type(self)() for _ in range(width)]
+        # Filled at assembly: ports reached through zero-delay connections
+        # (self included), and delayed destinations.
+        self._fanout: tuple[Port, ...] = (self,)
+        self._delayed: tuple[tuple[int, Port], ...] = ()
+        self._upstream: Port | None = None
+        self._listeners: tuple[Callable[[Port, Any], None], ...] = ()
+        #: network inputs (decentralized): how many values arrived after their tag
+        self.tardy_count = 0
+        self.last_tardy_tag: Tag | None = None
+
+    def _attach(self, container: Reactor, name: str) -> None:
+        super()._attach(container, name)
+        for i, ch in enumerate(self.channels):
+            ch._attach(container, f"{name}[{i}]")
+
+    def leaves(self) -> list[Port]:
+        """The channels of a multiport, or ``[self]``."""
+        return self.channels if self.width is not None else [self]
+
+    def __getitem__(self, i: int) -> Port:
+        if self.width is None:
+            raise TypeError(f"{self.fqn} is not a multiport")
+        return self.channels[i]
+
+    def __len__(self) -> int:
+        if self.width is None:
+            raise TypeError(f"{self.fqn} is not a multiport")
+        return self.width
+
+    def __iter__(self) -> Iterator[Port]:
+        return iter(self.leaves())
+
+    def set(self, value: Any) -> None:
+        """Give this port ``value`` at the current tag (last write in a tag wins)."""
+        sched = self._check_effect("wrote")
+        if self.width is not None:
+            raise EffectError(f"{self.fqn} is a multiport: set a channel, e.g. {self.name}[0]")
+        for p in self._fanout:
+            p._fire(value)
+        for delay, p in self._delayed:
+            sched.schedule(p, sched.tag.delay(delay), value)
+        for listener in self._listeners:
+            listener(self, value)
+
+
+class Input(Port):
+    """An input port (``Input(width=N)`` for a multiport)."""
+
+    kind = "input"
+
+
+class Output(Port):
+    """An output port (``Output(width=N)`` for a multiport)."""
+
+    kind = "output"
+
+
+class Timer(_Trigger):
+    """Fires at ``offset`` after start, then every ``period`` (once if period is 0).
+
+    Firings are at exactly ``start + offset + k * period`` in integer ns: no drift.
+    """
+
+    kind = "timer"
+
+    def __init__(self, offset: Duration = 0, period: Duration = 0) -> None:
+        super().__init__()
+        self.offset = duration(offset)
+        self.period = duration(period)
+        if self.offset < 0 or self.period < 0:
+            raise AssemblyError("timer offset and period must not be negative")
+
+    def _fire(self, value: Any) -> None:
+        super()._fire(value)
+        if self.period:
+            sched = self._sched
+            assert sched is not None
+            sched.schedule(self, make_tag((sched.tag[0] + self.period, 0)), None)
+
+
+class _Action(_Trigger):
+    def __init__(self, min_delay: Duration = 0) -> None:
+        super().__init__()
+        self.min_delay = duration(min_delay)
+        if self.min_delay < 0:
+            raise AssemblyError("action min_delay must not be negative")
+
+
+class LogicalAction(_Action):
+    """Schedules a future event in logical time, from a reaction.
+
+    ``schedule(value, delay)`` fires at ``tag + min_delay + delay``; when that
+    sum is zero it fires at the next microstep of the current time. Scheduling
+    twice for one tag keeps the later value.
+    """
+
+    kind = "logical action"
+
+    def schedule(self, value: Any = None, delay: Duration = 0) -> None:
+        sched = self._check_effect("scheduled")
+        extra = duration(delay)
+        if extra < 0:
+            raise ValueError(f"{self.fqn}: schedule delay must not be negative")
+        sched.schedule(self, sched.tag.delay(self.min_delay + extra), value)
+
+
+class PhysicalAction(_Action):
+    """An event from outside logical time: a sensor callback, another thread.
+
+    ``schedule(value)`` may be called from any thread. The event's tag is the
+    physical time of the call plus ``min_delay`` (never earlier than the
+    next microstep of the current tag).
+    """
+
+    kind = "physical action"
+
+    def schedule(self, value: Any = None, delay: Duration = 0) -> None:
+        sched = self._sched
+        if sched is None:
+            raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")
+        t = time.time_ns() + self.min_delay + duration(delay)
+        sched.schedule_physical(self, t, value)
+
+
+class _BuiltinTrigger(_Trigger):
+    kind = "builtin trigger"
