@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from hprm_core import compiled
+
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
@@ -136,5 +138,12 @@ def test_bench_reactions_quick_writes_json_and_table(tmp_path):
     assert any(v.startswith("hprm chain") for v in variants)
     assert any(v.startswith("asyncio chain") for v in variants)
     assert all(row["reactions_per_s"] > 0 for row in doc["results"])
-    assert set(doc["ratios"]) == {"chain hprm/asyncio", "fan-out hprm/asyncio"}
+    assert any(v.endswith("pure python") for v in variants)  # the same run, HPRM_PURE_PYTHON=1
+    assert set(doc["ratios"]) == {
+        "chain hprm/asyncio",
+        "fan-out hprm/asyncio",
+        "chain hprm/hprm pure python",
+        "fan-out hprm/hprm pure python",
+    }
+    assert doc["params"]["compiled"] == compiled.is_compiled()
     assert "reactions_per_s" in r.stdout and "ratio chain hprm/asyncio" in r.stdout

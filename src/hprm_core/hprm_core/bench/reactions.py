@@ -11,16 +11,23 @@ programs usually chain callbacks:
 The ratio ``hprm / asyncio`` is what to watch (goal: >= 1/3), together with
 the absolute rate (goal: >= 200,000 reactions/s). The runtime does more per
 invocation than asyncio (tag ordering, presence, effect checks), so it cannot
-be free; it must stay within a small factor.
+be free; it must stay within a small factor. The hprm shapes also run, in the
+same run, in a child process with ``HPRM_PURE_PYTHON=1``: what the compiled
+build (:mod:`hprm_core.compiled`) gains; ``compiled`` in the parameters says
+which build the other rows ran.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
-from hprm_core import bench
+from hprm_core import bench, compiled
 from hprm_core.environment import Environment
 from hprm_core.reactor import Input, Output, Reactor, Timer, reaction
 
@@ -155,18 +162,57 @@ def _best(fn: Callable[[], tuple[int, float]], repeats: int) -> float:
     return max(n / dt for n, dt in (fn() for _ in range(repeats)))
 
 
+def _hprm_rates(depth: int, width: int, tags: int, repeats: int) -> tuple[float, float]:
+    """(chain, fan-out) reactions/s through the runtime, in this process."""
+    return (
+        _best(lambda: _hprm(_Chain(depth), tags), repeats),
+        _best(lambda: _hprm(_FanOut(width), tags), repeats),
+    )
+
+
+def _hprm_rates_pure_python(depth: int, width: int, tags: int, repeats: int) -> list[float]:
+    """:func:`_hprm_rates` in a child process that runs every module from source."""
+    code = (
+        "import json, sys; from hprm_core.bench.reactions import _hprm_rates; "
+        f"print(json.dumps(_hprm_rates({depth}, {width}, {tags}, {repeats})))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "HPRM_PURE_PYTHON": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=600,
+    ).stdout
+    return json.loads(out)
+
+
 def measure(depth: int, width: int, tags: int, repeats: int) -> dict:
-    rows = []
-    chain_h = _best(lambda: _hprm(_Chain(depth), tags), repeats)
+    chain_h, fan_h = _hprm_rates(depth, width, tags, repeats)
     chain_a = _best(lambda: _asyncio_chain(depth, tags), repeats)
-    fan_h = _best(lambda: _hprm(_FanOut(width), tags), repeats)
     fan_a = _best(lambda: _asyncio_fanout(width, tags), repeats)
-    rows.append({"variant": f"hprm chain (depth {depth})", "reactions_per_s": chain_h})
-    rows.append({"variant": f"asyncio chain (depth {depth})", "reactions_per_s": chain_a})
-    rows.append({"variant": f"hprm fan-out (width {width})", "reactions_per_s": fan_h})
-    rows.append({"variant": f"asyncio fan-out (width {width})", "reactions_per_s": fan_a})
-    ratios = {"chain hprm/asyncio": chain_h / chain_a, "fan-out hprm/asyncio": fan_h / fan_a}
-    params = {"depth": depth, "width": width, "tags": tags, "repeats": repeats}
+    chain_p, fan_p = _hprm_rates_pure_python(depth, width, tags, repeats)
+    rows = [
+        {"variant": f"hprm chain (depth {depth})", "reactions_per_s": chain_h},
+        {"variant": f"asyncio chain (depth {depth})", "reactions_per_s": chain_a},
+        {"variant": f"hprm chain (depth {depth}), pure python", "reactions_per_s": chain_p},
+        {"variant": f"hprm fan-out (width {width})", "reactions_per_s": fan_h},
+        {"variant": f"asyncio fan-out (width {width})", "reactions_per_s": fan_a},
+        {"variant": f"hprm fan-out (width {width}), pure python", "reactions_per_s": fan_p},
+    ]
+    ratios = {
+        "chain hprm/asyncio": chain_h / chain_a,
+        "fan-out hprm/asyncio": fan_h / fan_a,
+        "chain hprm/hprm pure python": chain_h / chain_p,
+        "fan-out hprm/hprm pure python": fan_h / fan_p,
+    }
+    params = {
+        "compiled": compiled.is_compiled(),
+        "depth": depth,
+        "width": width,
+        "tags": tags,
+        "repeats": repeats,
+    }
     return bench.result("reactions", params, rows, ratios)
 
 
