@@ -134,14 +134,14 @@ class Port(_Trigger):
 
     kind = "port"
 
-    def __init__(self, width: int | None = None) -> None:
+    def __init__(self, width: Any = None) -> None:  # Any: checked here, with a clear error
         super().__init__()
-        self.width = width
         self.channels: list[Port] = []
         if width is not None:
-            if not isinstance(width, int) or width < 1:
+            if not isinstance(width, int) or isinstance(width, bool) or width < 1:
                 raise AssemblyError(f"multiport width must be a positive int, got {width!r}")
             self.channels = [type(self)() for _ in range(width)]
+        self.width: int | None = width
         # Filled at assembly: ports reached through zero-delay connections
         # (self included), and delayed destinations.
         self._fanout: tuple[Port, ...] = (self,)

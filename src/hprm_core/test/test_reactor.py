@@ -1,5 +1,6 @@
 """Reactor semantics, one rule per test, on real programs run by the real scheduler."""
 
+import re
 import threading
 import time
 
@@ -576,3 +577,11 @@ def test_assembly_errors_name_the_problem():
 
     with pytest.raises(AssemblyError, match="two upstream connections"):
         run(TwoSources(), fast=True)
+
+
+@pytest.mark.parametrize("width", ["3", 0, -1, 2.0, True])
+def test_a_bad_multiport_width_is_refused_with_its_value(width):
+    # Also in the compiled build, whose argument checks would otherwise answer
+    # first with a TypeError that names neither the parameter nor the port.
+    with pytest.raises(AssemblyError, match=re.escape(f"positive int, got {width!r}")):
+        Output(width=width)
