@@ -131,11 +131,11 @@ class Environment:
         if keepalive is None:
             keepalive = any(isinstance(t, PhysicalAction) for t in self.triggers)
         tracer = Tracer.open(trace) if trace is not None else None
-        self.scheduler = Scheduler(
+        self.scheduler = Scheduler(  # bool(): the compiled Scheduler takes no truthy stand-ins
             self,
-            fast=fast,
+            fast=bool(fast),
             timeout=timeout,
-            keepalive=keepalive,
+            keepalive=bool(keepalive),
             on_error=on_error,
             tracer=tracer,
             coordinator=coordinator,

@@ -124,7 +124,8 @@ class FederateInfo:
 class FederatedProgram:
     """The federation's static structure, derived identically in every process."""
 
-    def __init__(self, main: Reactor, coordination: str = "centralized") -> None:
+    # coordination: Any, so that a wrong type gets the error below in the compiled build too
+    def __init__(self, main: Reactor, coordination: Any = "centralized") -> None:
         if coordination not in COORDINATIONS:
             raise AssemblyError(
                 f"coordination must be one of {COORDINATIONS}, got {coordination!r}"

@@ -856,3 +856,40 @@ def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
     assert outs["sink"].count("SINK k=") == 5 and outs["safe_sink"].count("type=dict") == 5
     m = re.search(r"socket bytes (\d+)", outs["producer"])
     assert m and int(m.group(1)) > 10 * 1_000_000  # 2 links x 5 x 1 MB went through the socket
+
+
+@pytest.mark.parametrize("coordination", ["central", None, 5])
+def test_an_unknown_coordination_is_refused_with_its_value(coordination):
+    # In the compiled build too, whose argument checks would otherwise answer
+    # None or 5 with a bare TypeError.
+    from hprm_core import Input, Output, Reactor, Timer, reaction
+    from hprm_core.federation import FederatedProgram
+
+    class A(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.t = Timer()
+            self.out = Output()
+
+        @reaction("t", effects="out")
+        def go(self):
+            self.out.set(1)
+
+    class B(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.inp = Input()
+
+        @reaction("inp")
+        def got(self):
+            pass
+
+    class Top(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.a = A()
+            self.b = B()
+            self.connect(self.a.out, self.b.inp)
+
+    with pytest.raises(AssemblyError, match=re.escape(f"got {coordination!r}")):
+        FederatedProgram(Top(), coordination)

@@ -585,3 +585,20 @@ def test_a_bad_multiport_width_is_refused_with_its_value(width):
     # first with a TypeError that names neither the parameter nor the port.
     with pytest.raises(AssemblyError, match=re.escape(f"positive int, got {width!r}")):
         Output(width=width)
+
+
+def test_run_takes_truthy_flags_as_it_always_did():
+    # The compiled Scheduler wants real bools; run() passes bool(...) on.
+    fired = []
+
+    class Tick(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.t = Timer(period="1 ms")
+
+        @reaction("t")
+        def go(self):
+            fired.append(self.tag)
+
+    run(Tick(), fast=1, timeout="2 ms", keepalive=0)
+    assert len(fired) == 3
