@@ -346,14 +346,19 @@ class DataPlane:
                 self.arenas.release(ref, peer)
 
 
-def link_options(threshold: int | None, serialization: str | None) -> tuple[int, str]:
-    """Validated per-connection data-plane options (defaults: 64 KB, pickle)."""
+def link_options(threshold: Any, serialization: Any) -> tuple[int, str]:
+    """Validated per-connection data-plane options (defaults: 64 KB, pickle).
+    The arguments are the user's, as given to ``connect``: typed ``Any`` so
+    that the compiled build reaches the checks below too."""
     from hprm_core.serialization import DEFAULT_THRESHOLD
 
     mode = serialization or "pickle"
     if mode not in ("pickle", "safe"):
         raise ValueError(f"serialization must be 'pickle' or 'safe', got {mode!r}")
-    t = DEFAULT_THRESHOLD if threshold is None else int(threshold)
+    try:
+        t = DEFAULT_THRESHOLD if threshold is None else int(threshold)
+    except (TypeError, ValueError):
+        raise ValueError(f"threshold must be a number of bytes, got {threshold!r}") from None
     if t < 0:
         raise ValueError(f"threshold must not be negative, got {t}")
     return t, mode
