@@ -132,7 +132,7 @@ def test_a_build_compiles_or_else_installs_pure_python(tmp_path, setting, messag
     )
     build = subprocess.run(
         [sys.executable, "setup.py", "build", "--build-base", tmp_path / "b"],
-        cwd=src, capture_output=True, text=True, timeout=600, env={**os.environ, **setting},
+        cwd=src, capture_output=True, text=True, timeout=600, env={**_env(src), **setting},
     )  # fmt: skip
     assert build.returncode == 0, build.stdout + build.stderr
     if message:
