@@ -862,34 +862,9 @@ def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
 def test_an_unknown_coordination_is_refused_with_its_value(coordination):
     # In the compiled build too, whose argument checks would otherwise answer
     # None or 5 with a bare TypeError.
-    from hprm_core import Input, Output, Reactor, Timer, reaction
     from hprm_core.federation import FederatedProgram
+    from hprm_core.program import load_main
 
-    class A(Reactor):
-        def __init__(self):
-            super().__init__()
-            self.t = Timer()
-            self.out = Output()
-
-        @reaction("t", effects="out")
-        def go(self):
-            self.out.set(1)
-
-    class B(Reactor):
-        def __init__(self):
-            super().__init__()
-            self.inp = Input()
-
-        @reaction("inp")
-        def got(self):
-            pass
-
-    class Top(Reactor):
-        def __init__(self):
-            super().__init__()
-            self.a = A()
-            self.b = B()
-            self.connect(self.a.out, self.b.inp)
-
+    top = load_main(EXAMPLES / "federated_pipeline.py")
     with pytest.raises(AssemblyError, match=re.escape(f"got {coordination!r}")):
-        FederatedProgram(Top(), coordination)
+        FederatedProgram(top, coordination)
