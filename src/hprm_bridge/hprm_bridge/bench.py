@@ -226,9 +226,9 @@ def _netns_prefix() -> list[str] | None:
 
 def _run_pair(client: str, plan: list[tuple[str, int, int]], prefix: list[str] | None) -> Any:
     """Start receiver + sender (inside one network namespace when ``prefix``)."""
-    import random
+    from hprm_bridge.wire.dds_config import random_domain_id
 
-    domain = random.SystemRandom().randint(20, 230)
+    domain = random_domain_id()
     args = json.dumps({"client": client, "plan": plan, "domain": domain})
     cmd = [sys.executable, "-m", "hprm_bridge.bench", "--role", "pair", args]
     if prefix:

@@ -1,8 +1,9 @@
 """Fixtures for tests that put real DDS traffic between separate processes.
 
-Each test gets its own random ``ROS_DOMAIN_ID`` so parallel runs do not see
-each other, and every process is kept on loopback (``ROS_LOCALHOST_ONLY=1`` for
-our client, a 127.0.0.1-only Cyclone config for plain cyclonedds peers).
+Each test gets its own random ``ROS_DOMAIN_ID`` (below the ephemeral port
+range, see ``random_domain_id``) so parallel runs do not see each other, and
+every process is kept on loopback (``ROS_LOCALHOST_ONLY=1`` for our client, a
+127.0.0.1-only Cyclone config for plain cyclonedds peers).
 Peers that may multicast on every interface (dora-rs/RustDDS) run inside a
 private network namespace (``unshare -n``) instead.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from hprm_bridge.wire.dds_config import random_domain_id
 
 HERE = Path(__file__).resolve().parent
 PEER = HERE / "peer.py"
@@ -70,15 +72,22 @@ class Peer:
             self.proc.communicate()
 
 
+def _fresh_domain() -> int:
+    d = random_domain_id(avoid=_used_domains)
+    _used_domains.add(d)
+    return d
+
+
 @pytest.fixture
 def domain() -> int:
     """A ROS domain id no other test of this run uses (random across runs)."""
-    rng = random.SystemRandom()
-    while True:
-        d = rng.randint(20, 230)
-        if d not in _used_domains:
-            _used_domains.add(d)
-            return d
+    return _fresh_domain()
+
+
+@pytest.fixture
+def other_domain() -> int:
+    """A second one, for tests that need two domains."""
+    return _fresh_domain()
 
 
 @pytest.fixture

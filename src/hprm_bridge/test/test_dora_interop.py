@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hprm_bridge.wire import TypeRegistry
+from hprm_bridge.wire.dds_config import random_domain_id
 
 HERE = Path(__file__).resolve().parent
 _spec = importlib.util.spec_from_file_location("hprm_bridge_test_peer", HERE / "peer.py")
@@ -56,9 +57,7 @@ def exchange(tmp_path_factory):
     TypeRegistry(use_ament_prefix_path=False).write_msg_tree(
         root, ["std_msgs/msg/String", "sensor_msgs/msg/Image"]
     )
-    import random
-
-    domain = random.SystemRandom().randint(20, 230)
+    domain = random_domain_id()
     common = {"domain": domain, "msg_root": str(root)}
     s, i = "std_msgs/msg/String", "sensor_msgs/msg/Image"
     jobs = [

@@ -205,8 +205,8 @@ def test_latched_late_joiner_gets_last_sample_only(domain, peers):
     pub.kill()
 
 
-def test_domain_isolation(domain, peers):
-    other = (domain + 101) % 232
+def test_domain_isolation(domain, other_domain, peers):
+    other = other_domain
     with (
         Node("here", domain_id=domain, localhost_only=True) as same,
         Node("elsewhere", domain_id=other, localhost_only=True) as far,

@@ -28,6 +28,8 @@ merges after ours (later fragments override earlier ones, as with rmw).
 from __future__ import annotations
 
 import os
+import random
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 
@@ -75,6 +77,69 @@ def domain_id_from_env(env: dict[str, str] | None = None) -> int:
     if not 0 <= domain <= 232:
         raise ValueError(f"ROS_DOMAIN_ID={value} out of range 0..232")
     return domain
+
+
+_PORT_BASE = 7400
+_DOMAIN_GAIN = 250
+"""RTPS port mapping (DDSI-RTPS 2.x, 9.6.1.1) with Cyclone's defaults: domain d
+owns UDP ports ``7400 + 250 d`` up to 250 more (multicast discovery and data,
+then a unicast pair per participant on the host)."""
+
+
+def domain_ports(domain_id: int) -> range:
+    """The UDP ports Cyclone DDS may bind for ``domain_id``."""
+    base = _PORT_BASE + _DOMAIN_GAIN * domain_id
+    return range(base, base + _DOMAIN_GAIN)
+
+
+def ephemeral_ports() -> range:
+    """Linux's ephemeral port range, from which the kernel picks ports for any socket."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(v) for v in f.read().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999
+    return range(low, high + 1)
+
+
+def in_ephemeral_range(domain_id: int) -> bool:
+    """Do the domain's ports meet the ephemeral range?
+
+    Any process's outgoing socket may then hold one of them, and creating the
+    domain fails with "address in use" at random: that is why the ROS 2 docs
+    advise ``ROS_DOMAIN_ID`` 0..101 on Linux.
+    """
+    ports, eph = domain_ports(domain_id), ephemeral_ports()
+    return ports.start < eph.stop and eph.start < ports.stop
+
+
+def random_domain_id(avoid: Collection[int] = ()) -> int:
+    """A random domain id for a test or benchmark, away from the user's graph.
+
+    Never 0 (ROS 2's default, where the user's own nodes live) and never one
+    whose ports meet the ephemeral range (see :func:`in_ephemeral_range`).
+    """
+    choices = [d for d in range(1, 233) if d not in avoid and not in_ephemeral_range(d)]
+    if not choices:
+        raise RuntimeError("no free DDS domain id left below the ephemeral port range")
+    return random.SystemRandom().choice(choices)
+
+
+def domain_failure(domain_id: int) -> str:
+    """Why creating ``domain_id`` probably failed, and what to do (for the error)."""
+    ports, eph = domain_ports(domain_id), ephemeral_ports()
+    text = (
+        f"cannot create DDS domain {domain_id}: Cyclone DDS refused it (its log line "
+        f"above says why; usually one of the domain's UDP ports {ports.start}.."
+        f"{ports.stop - 1} is already in use, or CYCLONEDDS_URI is invalid)"
+    )
+    if in_ephemeral_range(domain_id):
+        text += (
+            f". Those ports meet this machine's ephemeral port range {eph.start}.."
+            f"{eph.stop - 1}, where any program's sockets may hold them: use "
+            "ROS_DOMAIN_ID 0..101, as the ROS 2 docs advise on Linux"
+        )
+    return text
 
 
 def generate(config: DdsConfig) -> str:

@@ -66,7 +66,13 @@ from cyclonedds.topic import Topic
 
 from . import discovery, naming
 from .cdr import pad4
-from .dds_config import DdsConfig, domain_id_from_env, generate, localhost_only_from_env
+from .dds_config import (
+    DdsConfig,
+    domain_failure,
+    domain_id_from_env,
+    generate,
+    localhost_only_from_env,
+)
 from .errors import MalformedSampleError, WireError
 from .qos import QoSProfile, policy_name, resolve, to_dds
 from .typesys import TypeRegistry, default_registry
@@ -95,7 +101,11 @@ class _DomainRef:
                     )
                 cls._open[domain_id] = (domain, have, refs + 1)
                 return
-            cls._open[domain_id] = (Domain(domain_id, config), config, 1)
+            try:
+                domain = Domain(domain_id, config)
+            except DDSException as e:
+                raise WireError(domain_failure(domain_id)) from e
+            cls._open[domain_id] = (domain, config, 1)
 
     @classmethod
     def release(cls, domain_id: int) -> None:

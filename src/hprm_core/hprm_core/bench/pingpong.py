@@ -289,7 +289,9 @@ def _cyclone(count: int, period_s: float) -> list[int] | str:
     except ImportError:
         return "cyclonedds not installed (pip install cyclonedds)"
     env = dict(os.environ, CYCLONEDDS_URI=_DDS_CONFIG)
-    domain = str(100 + os.getpid() % 100)
+    # Ids 1..100 keep Cyclone's ports (7400 + 250 * id) below Linux's ephemeral
+    # range, where another socket may hold them (hprm_bridge's random_domain_id).
+    domain = str(1 + os.getpid() % 100)
     rx = subprocess.Popen(
         [sys.executable, "-c", _DDS_RECEIVER, str(count), domain],
         stdout=subprocess.PIPE, text=True, env=env,
