@@ -109,8 +109,11 @@ def in_ephemeral_range(domain_id: int) -> bool:
     domain fails with "address in use" at random: that is why the ROS 2 docs
     advise ``ROS_DOMAIN_ID`` 0..101 on Linux.
     """
-    ports, eph = domain_ports(domain_id), ephemeral_ports()
-    return ports.start < eph.stop and eph.start < ports.stop
+    return _overlap(domain_ports(domain_id), ephemeral_ports())
+
+
+def _overlap(a: range, b: range) -> bool:
+    return a.start < b.stop and b.start < a.stop
 
 
 def random_domain_id(avoid: Collection[int] = ()) -> int:
@@ -119,7 +122,8 @@ def random_domain_id(avoid: Collection[int] = ()) -> int:
     Never 0 (ROS 2's default, where the user's own nodes live) and never one
     whose ports meet the ephemeral range (see :func:`in_ephemeral_range`).
     """
-    choices = [d for d in range(1, 233) if d not in avoid and not in_ephemeral_range(d)]
+    eph = ephemeral_ports()
+    choices = [d for d in range(1, 233) if d not in avoid and not _overlap(domain_ports(d), eph)]
     if not choices:
         raise RuntimeError("no free DDS domain id left below the ephemeral port range")
     return random.SystemRandom().choice(choices)
@@ -133,7 +137,7 @@ def domain_failure(domain_id: int) -> str:
         f"above says why; usually one of the domain's UDP ports {ports.start}.."
         f"{ports.stop - 1} is already in use, or CYCLONEDDS_URI is invalid)"
     )
-    if in_ephemeral_range(domain_id):
+    if _overlap(ports, eph):
         text += (
             f". Those ports meet this machine's ephemeral port range {eph.start}.."
             f"{eph.stop - 1}, where any program's sockets may hold them: use "
