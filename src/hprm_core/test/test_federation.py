@@ -594,7 +594,9 @@ def test_a_federate_from_another_program_version_is_refused_and_the_rest_run_on(
     try:
         procs += [subprocess.Popen(_federate_cmd(program, n, address, "f2"), **popen)
                   for n in ("sensor", "processor")]  # fmt: skip
-        time.sleep(0.5)  # they joined first: theirs is the structure
+        for line in rti.stdout:  # they join first: theirs is the structure
+            if "joined (2/3)" in line:
+                break
         wrong = subprocess.run(
             _federate_cmd(edited, "actuator", address, "f2"), env=env, capture_output=True,
             text=True, timeout=60,
