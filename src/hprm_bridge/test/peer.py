@@ -108,6 +108,7 @@ def role_publish(a: dict[str, Any]) -> None:
             msg = make_message(node.types, a["kind"], i)
             pub.publish(msg)
             time.sleep(a.get("period", 0.05))
+        emit(event="published")
         time.sleep(a.get("linger", 0.5))
         emit(
             event="done",

@@ -186,8 +186,7 @@ def test_latched_late_joiner_gets_last_sample_only(domain, peers):
         },
         domain,
     )
-    pub.wait_event("ready")
-    time.sleep(1.0)  # published before any subscriber exists
+    pub.wait_event("published")  # before any subscriber exists
     # A volatile late joiner in another process gets nothing. (Inside one process,
     # libddsc shares the remote writer between local readers, so a volatile reader
     # next to a transient-local one would see the replayed history too.)
