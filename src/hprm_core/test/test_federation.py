@@ -552,15 +552,20 @@ def test_federates_started_before_their_rti_wait_for_it(tmp_path):
         for n in names
     ]
     rti = None
+    heads = ["" for _ in feds]
     try:
-        time.sleep(1.0)  # the federates are up and retrying by now
-        assert all(f.poll() is None for f in feds)
+        for i, f in enumerate(feds):  # each is up and retrying before the RTI exists
+            for line in f.stdout:
+                heads[i] += line
+                if "waiting for the RTI" in line:
+                    break
+        assert all(f.poll() is None for f in feds), heads
         rti = subprocess.Popen(
             [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
              "--federates", "3", "--federation", "f2"],
             **popen,
         )  # fmt: skip
-        outs = [f.communicate(timeout=60)[0] for f in feds]
+        outs = [h + f.communicate(timeout=60)[0] for h, f in zip(heads, feds, strict=True)]
         assert [f.returncode for f in feds] == [0, 0, 0], outs
         assert rti.wait(timeout=30) == 0
     finally:
