@@ -205,10 +205,9 @@ def test_latched_late_joiner_gets_last_sample_only(domain, peers):
 
 
 def test_domain_isolation(domain, other_domain, peers):
-    other = other_domain
     with (
         Node("here", domain_id=domain, localhost_only=True) as same,
-        Node("elsewhere", domain_id=other, localhost_only=True) as far,
+        Node("elsewhere", domain_id=other_domain, localhost_only=True) as far,
     ):
         near_sub = same.create_subscription("std_msgs/msg/String", "/iso")
         far_sub = far.create_subscription("std_msgs/msg/String", "/iso")
