@@ -30,8 +30,6 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core import program
 
-    if rest:
-        raise SystemExit(f"hprm run: unexpected arguments {rest}")
     return program.run_file(
         args.program, fast=True if args.fast else None, timeout=args.timeout, trace=args.trace
     )
@@ -40,8 +38,6 @@ def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core import diagram, program
 
-    if rest:
-        raise SystemExit(f"hprm graph: unexpected arguments {rest}")
     print(diagram.render(program.load_main(args.program), fmt=args.format))
     return 0
 
@@ -58,17 +54,13 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core.errors import ReactionError
     from hprm_core.federation import RTI_WAIT_S, FederationError, run_federate
 
-    if rest:
-        raise SystemExit(f"hprm federate: unexpected arguments {rest}")
     if args.secret_file:
         with open(args.secret_file, encoding="utf-8") as f:
             secret = f.read().strip()
     else:
         secret = os.environ.get("HPRM_SECRET", "")
     if not secret:
-        raise SystemExit(
-            "hprm federate: give the federation secret in HPRM_SECRET or --secret-file"
-        )
+        args.parser.error("give the federation secret in HPRM_SECRET or --secret-file")
     log = logging.getLogger("hprm")
     try:
         return run_federate(
@@ -91,6 +83,24 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
         return 3
 
 
+def duration_arg(text: str) -> str:
+    """An option's duration, checked when the command line is read: a typo
+    must not surface after an RTI and every federate were started."""
+    from hprm_core.tag import duration
+
+    try:
+        ns = duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    if ns < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; a duration must be >= 0")
+    return text
+
+
+# Commands that hand the rest of the command line to a parser of their own.
+_PASS_THROUGH = ("rti", "bench")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hprm", description="HPRM deterministic reactor runtime")
     sub = p.add_subparsers(dest="command", required=True)
@@ -98,14 +108,14 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run a reactor program")
     r.add_argument("program", help="Python file defining a @main reactor")
     r.add_argument("--fast", action="store_true", help="do not wait for physical time")
-    r.add_argument("--timeout", help='stop at this logical time, e.g. "2 s"')
+    r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "2 s"')
     r.add_argument("--trace", metavar="PATH", help="write one JSON line per reaction execution")
-    r.set_defaults(func=_cmd_run)
+    r.set_defaults(func=_cmd_run, parser=r)
 
     g = sub.add_parser("graph", help="print the program's dataflow diagram")
     g.add_argument("program", help="Python file defining a @main reactor")
     g.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
-    g.set_defaults(func=_cmd_graph)
+    g.set_defaults(func=_cmd_graph, parser=g)
 
     f = sub.add_parser("federate", help="run one federate of a federated program")
     f.add_argument("program", help="Python file defining a @main(federated=True) reactor")
@@ -122,9 +132,9 @@ def build_parser() -> argparse.ArgumentParser:
         "after the federates (default: 10)",
     )
     f.add_argument("--fast", action="store_true")
-    f.add_argument("--timeout")
+    f.add_argument("--timeout", type=duration_arg)
     f.add_argument("--trace", metavar="PATH")
-    f.set_defaults(func=_cmd_federate)
+    f.set_defaults(func=_cmd_federate, parser=f)
 
     rt = sub.add_parser("rti", help="run the RTI of a federation", add_help=False)
     rt.set_defaults(func=_cmd_rti)
@@ -138,12 +148,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
-    args, rest = build_parser().parse_known_args(argv)
+    parser = build_parser()
+    if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
+        parser.error(f"unknown option {argv[0]} (options go after the command)")
+    args, rest = parser.parse_known_args(argv)
+    if rest and args.command not in _PASS_THROUGH:
+        args.parser.error(f"unrecognized arguments: {' '.join(rest)}")
     from hprm_core.errors import HprmError
 
     try:
         return args.func(args, rest)
-    except (HprmError, FileNotFoundError) as exc:  # a bad program or argument, not a crash
+    # A bad program, option or file (ValueError: a bad value given through the API,
+    # e.g. @main's options), not a crash: one line, usage error code.
+    except (HprmError, FileNotFoundError, ValueError) as exc:
         logging.getLogger("hprm").error("%s", exc)
         return 2
 

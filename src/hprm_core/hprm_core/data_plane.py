@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import os
 import pickle
 import select
 import socket
@@ -35,7 +34,7 @@ import struct
 import threading
 from typing import TYPE_CHECKING, Any
 
-from hprm_core import transport
+from hprm_core import gatekeeper, transport
 from hprm_core.object_store import ArenaMap, Ref, Store, recv_arena_fds, send_arena_fds
 from hprm_core.serialization import (
     ITEM_REF,
@@ -124,8 +123,6 @@ class DataPlane:
         if self._listener is not None:
             transport.close_listener(self._listener)
             self._listener = None
-            with contextlib.suppress(OSError):
-                os.unlink(self._address(self.me)[5:])
         for conn in [*self._clients.values(), *self._served.values()]:
             with contextlib.suppress(KeyError, ValueError):
                 self.sched.remove_reader(conn.sock)
@@ -141,6 +138,11 @@ class DataPlane:
         if self.store is None and self.directory is not None:
             self.store = Store()
         return self.store
+
+    @property
+    def listener(self) -> socket.socket | None:
+        """The store channel's listening socket (None over TCP)."""
+        return self._listener
 
     def _address(self, fid: int) -> str:
         return f"unix:{self.directory}/store-{fid}.sock"
@@ -293,8 +295,13 @@ class DataPlane:
 
     def _serve(self) -> None:
         assert self._listener is not None
-        transport.serve(
-            self._listener, self.secret, self.federation, self.peer_names, self._add_consumer
+        gatekeeper.serve(
+            self._listener,
+            self.secret,
+            self.federation,
+            self.peer_names,
+            self._add_consumer,
+            name=f"{self.name} store",
         )
 
     def _add_consumer(self, conn: Connection, hello: dict[str, Any]) -> None:

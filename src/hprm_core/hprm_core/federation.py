@@ -65,7 +65,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hprm_core import transport
+from hprm_core import gatekeeper, transport
+from hprm_core.causality import Wait
 from hprm_core.data_plane import INLINE_KIND, DataPlane, link_options
 from hprm_core.environment import Environment, _reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
@@ -296,7 +297,9 @@ class FederateCoordinator:
         self._idle_since = 0.0
         self.quiescent = False  # the RTI found that nothing can happen any more
         self._listener: socket.socket | None = None
+        self._rti_lost = False
         self._needs_absent_out: list[NetConnection] = []
+        self.waits: list[Wait] = []  # set by wire()
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
         self._batch = bytearray()  # frames for the RTI, sent together
@@ -347,7 +350,31 @@ class FederateCoordinator:
         for c in self._needs_absent_out:
             idx = [r.index for r, w in writes.items() if c.src in w]
             self._writers[c.id] = max(idx, default=-1)
+        self.waits = self._zero_delay_waits(env)
         self._sent_step: dict[int, int] = {}
+
+    def _zero_delay_waits(self, env: Environment) -> list[Wait]:
+        """Which of our zero-delay outputs wait for which zero-delay inputs at
+        one tag, for the RTI's causality-loop check (see :mod:`causality`)."""
+        by_index = env.ordered
+        waits: list[Wait] = []
+        for first, port, cid in self._gate_template:
+            c = self.in_ports[cid]
+            if c.delay is not None or first >= len(by_index):
+                continue
+            for d in self._needs_absent_out:
+                last = self._writers[d.id]
+                if d.delay is None and last >= first:
+                    waits.append(
+                        Wait(
+                            inp=cid,
+                            via=f"{c.src.fqn} -> {port.fqn}",
+                            out=d.id,
+                            reader=by_index[first].fqn,
+                            writer=by_index[last].fqn,
+                        )
+                    )
+        return waits
 
     def _sender(
         self, conns: list[NetConnection], last_of_reaction: bool
@@ -441,6 +468,16 @@ class FederateCoordinator:
         if self.p2p_upstream:
             listen_address = self._listen_for_peers()
         hello["listen"] = listen_address
+        hello["waits"] = self.waits
+        # Ours to remove on exit; the RTI's if this process dies (SIGKILL).
+        hello["sockets"] = [
+            p
+            for p in (
+                transport.socket_path(self.data_plane.listener),
+                transport.socket_path(self._listener),
+            )
+            if p is not None
+        ]
         self.rti = self._connect_rti(hello)
         try:
             if self.rti.is_tcp:
@@ -463,7 +500,13 @@ class FederateCoordinator:
             self._on_rti_readable()
         for fid in sorted(self.p2p_downstream):
             addr = start["peers"][str(fid)]
-            conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
+            try:
+                conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
+            except (ConnectionError, transport.ProtocolError) as exc:
+                peer = self.program.federates[fid].name
+                raise FederationError(
+                    f"{self.me.name} cannot connect to federate {peer} (id {fid}): {exc}"
+                ) from None
             # Two federates must never both block sending to each other. In
             # centralized mode, what we tell the RTI waits until held-back
             # payloads have left (see _flush): wake the scheduler then.
@@ -806,6 +849,9 @@ class FederateCoordinator:
         if self._listener is not None:
             transport.close_listener(self._listener)
             self._listener = None
+        if self._rti_lost and self.rti_address.startswith("unix:"):
+            # A killed RTI leaves its socket file; the federates leaving after it remove it.
+            transport.remove_stale_socket(self.rti_address[5:])
 
     # -- receiving -----------------------------------------------------------------------
 
@@ -916,6 +962,7 @@ class FederateCoordinator:
             sched.remove_reader(conn.sock)
             if not self.resigned and self.failure is None:
                 self._fail(f"lost the RTI ({exc})")
+                self._rti_lost = True
         except Exception as exc:
             sched.remove_reader(conn.sock)
             self._fail(f"bad frame from the RTI: {exc}")
@@ -939,13 +986,14 @@ class FederateCoordinator:
 
     def _accept_peers(self) -> None:
         assert self._listener is not None
-        transport.serve(
+        gatekeeper.serve(
             self._listener,
             self.secret,
             self.federation,
             self.p2p_upstream,
             self._add_upstream,
             once=True,
+            name=self.me.name,
         )
 
     def _add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:

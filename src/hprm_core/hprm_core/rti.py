@@ -40,6 +40,7 @@ import select
 import shutil
 import signal
 import socket
+import stat
 import sys
 import threading
 import time
@@ -47,6 +48,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import transport
+from hprm_core.causality import Wait, find_loop
+from hprm_core.gatekeeper import Gatekeeper
 from hprm_core.tag import FOREVER, NEVER, Tag, delayed, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
 
@@ -84,6 +87,8 @@ class _Federate:
     in_transit: list[Tag] = field(default_factory=list)
     downstream: set[int] = field(default_factory=set)
     idle: dict[str, Any] | None = None  # latest IDLE report (decentralized)
+    sockets: list[str] = field(default_factory=list)  # its socket files (hello)
+    waits: list[Wait] = field(default_factory=list)  # outputs waiting for inputs (hello)
 
 
 class RTI:
@@ -104,12 +109,16 @@ class RTI:
         self.federation = federation
         self.start_delay = start_delay
         self.listener, self.address = transport.listen(address)
+        self._gate = Gatekeeper(
+            self.listener, secret, self._check_hello, self._admitted, name="rti"
+        )
         self.feds: dict[int, _Federate] = {}
         self.structure: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.all_joined = threading.Event()
         self.done = threading.Event()
         self.exit_code = 0
+        self.failure: str | None = None  # the first federate failure, once broadcast
         self.stop_proposal: Tag | None = None
         self.coordination = "centralized"
         self.started = False
@@ -148,13 +157,12 @@ class RTI:
                 return "hello describes a different federation structure (another program version?)"
         return None
 
-    def _authenticate(self, raw: socket.socket) -> None:
-        """Handshake thread: a slow or hostile peer never stalls the main loop."""
-        accepted = transport.authenticate(raw, self.secret, self._check_hello)
-        if accepted is not None:
-            with self.lock:
-                self._joining.append(accepted)
-            os.eventfd_write(self._wakefd, 1)
+    def _admitted(self, conn: Connection, hello: dict[str, Any]) -> None:
+        """From a handshake thread (the gatekeeper's): hand over to the main
+        loop, which a slow or hostile peer therefore never stalls."""
+        with self.lock:
+            self._joining.append((conn, hello))
+        os.eventfd_write(self._wakefd, 1)
 
     def _register(self, conn: Connection, hello: dict[str, Any]) -> None:
         fid = hello["federate"]
@@ -174,6 +182,8 @@ class RTI:
             cycle=bool(desc["cycle"]),
             listen=hello.get("listen"),
             physical_time=int(hello.get("physical_time", time.time_ns())),
+            sockets=[p for p in hello.get("sockets", ()) if isinstance(p, str)],
+            waits=_waits(hello.get("waits")),
         )
         with self.lock:
             self.feds[fid] = fed
@@ -185,6 +195,14 @@ class RTI:
                 for k, _ in f.upstream:
                     self.feds[k].downstream.add(f.id)
             self.all_joined.set()
+            loop = find_loop(w for f in self.feds.values() for w in f.waits)
+            if loop is not None:
+                log.error("%s", loop)
+                self.failure = loop
+                self.exit_code = 1
+                self._broadcast_failure(loop)
+                self.done.set()
+                return
             self._maybe_start()
         if conn.has_buffered_frame():
             self._on_readable(fed)
@@ -196,9 +214,9 @@ class RTI:
         handled in arrival order with no locks and no thread hand-offs on the
         coordination path (handshakes run in threads of their own)."""
         ep = self._epoll
-        listen_fd, wake_fd = self.listener.fileno(), self._wakefd
-        ep.register(listen_fd, select.EPOLLIN)
+        wake_fd = self._wakefd
         ep.register(wake_fd, select.EPOLLIN)
+        self._gate.start()
         by_fd = self._by_fd
         join_deadline = time.monotonic() + JOIN_TIMEOUT_S
         while not self.done.is_set():
@@ -219,12 +237,6 @@ class RTI:
                         self._flush(fed)
                     if events & (select.EPOLLIN | select.EPOLLHUP | select.EPOLLERR):
                         self._on_readable(fed)
-                elif fd == listen_fd:
-                    with contextlib.suppress(OSError):
-                        raw, _ = self.listener.accept()
-                        threading.Thread(
-                            target=self._authenticate, args=(raw,), daemon=True
-                        ).start()
                 elif fd == wake_fd:
                     with contextlib.suppress(BlockingIOError):
                         os.eventfd_read(self._wakefd)
@@ -240,11 +252,7 @@ class RTI:
 
     def close(self) -> None:
         self.done.set()
-        with contextlib.suppress(OSError):
-            self.listener.close()
-        if self.address.startswith("unix:"):
-            with contextlib.suppress(OSError):
-                os.unlink(self.address[5:])
+        self._gate.close()
         for f in self.feds.values():
             if f.outbox and not f.conn.closed:  # last words (e.g. FAILED), best effort
                 with contextlib.suppress(OSError):
@@ -294,17 +302,32 @@ class RTI:
                 return
             fed.failed = True
             self._drop(fed)
-            self.exit_code = 1
-            why = (
-                f"its connection closed without resigning (process died?): {exc}"
-                if isinstance(exc, EOFError | OSError)
-                else str(exc)
-            )
-            reason = f"federate {fed.name} (id {fed.id}) failed: {why}"
-            log.error("%s", reason)
-            self._broadcast_failure(reason)
+            self._remove_sockets(fed)
+            if self.failure is not None:
+                # Told of an earlier failure, it stopped: no news, no second broadcast.
+                log.info("federate %s (id %d) stopped after: %s", fed.name, fed.id, self.failure)
+            else:
+                self.exit_code = 1
+                why = (
+                    f"its connection closed without resigning (process died?): {exc}"
+                    if isinstance(exc, EOFError | OSError)
+                    else str(exc)
+                )
+                self.failure = f"federate {fed.name} (id {fed.id}) failed: {why}"
+                log.error("%s", self.failure)
+                self._broadcast_failure(self.failure)
             self._evaluate()
             self._check_done()
+
+    @staticmethod
+    def _remove_sockets(fed: _Federate) -> None:
+        """A federate that died cannot remove its socket files (it named them
+        in its hello): the RTI does, so a SIGKILL leaves nothing in a
+        hand-given ``--listen-dir``. Sockets only, never another kind of file."""
+        for path in fed.sockets:
+            with contextlib.suppress(OSError):
+                if stat.S_ISSOCK(os.lstat(path).st_mode):
+                    os.unlink(path)
 
     def _drop(self, fed: _Federate) -> None:
         fd = fed.conn.sock.fileno()
@@ -524,6 +547,19 @@ class RTI:
             elif eimt == g and f.cycle and g > f.provisional:
                 f.provisional = g
                 self._send(f, Frame.PTAG, transport.pack_tag(g.time, g.microstep))
+
+
+def _waits(raw: Any) -> list[Wait]:
+    """A hello's causality description, kept only where well formed (an
+    authenticated federate of this program wrote it)."""
+    if not isinstance(raw, list):
+        return []
+    keys = {"inp": int, "via": str, "out": int, "reader": str, "writer": str}
+    return [
+        w  # type: ignore[misc]
+        for w in raw
+        if isinstance(w, dict) and all(isinstance(w.get(k), t) for k, t in keys.items())
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

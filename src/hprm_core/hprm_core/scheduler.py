@@ -162,6 +162,8 @@ class Scheduler:
         if self.busy_poll < 0:
             raise ValueError(f"busy_poll must not be negative, got {busy_poll!r}")
         self.timeout = None if timeout is None else duration(timeout)
+        if self.timeout is not None and self.timeout < 0:
+            raise ValueError(f"timeout must not be negative, got {timeout!r}")
         self.keepalive = keepalive
         self.on_error = on_error
         self.tracer = tracer
@@ -414,6 +416,11 @@ class Scheduler:
     def _stop_at(self, tag: Tag) -> None:
         if tag < self.stop_tag:
             self.stop_tag = tag
+            # The tag being waited for (the old stop tag, a timer far ahead)
+            # may now lie past the stop: choose again instead of sleeping until
+            # it (a federate told that another one died used to wait out the
+            # whole timeout here).
+            self._rechoose = True
 
     def enqueue(self, r: Reaction) -> None:
         """Mark ``r`` to run at the current tag (once, whatever triggers it)."""

@@ -389,16 +389,26 @@ def _bind_unix(sock: socket.socket, path: str, address: str) -> None:
     except OSError as exc:
         if exc.errno != errno.EADDRINUSE:
             raise
+    if not remove_stale_socket(path):
+        raise AddressInUse(f"{address} is in use by a running process (started twice?)")
+    sock.bind(path)
+
+
+def remove_stale_socket(path: str) -> bool:
+    """Remove a Unix socket file nobody listens on any more (its process
+    died); True when ``path`` is free now, False when a live process serves it."""
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(path)
+    except FileNotFoundError:
+        return True
     except OSError:  # nobody listens: a file left by a process that died
-        os.unlink(path)
-        sock.bind(path)
-        return
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return True
     finally:
         probe.close()
-    raise AddressInUse(f"{address} is in use by a running process (started twice?)")
+    return False
 
 
 def _mac(secret: bytes, nonce: bytes, hello: bytes) -> bytes:
@@ -430,6 +440,12 @@ def connect(
         if kind != Frame.WELCOME:
             raise ProtocolError(f"{address} answered the hello with {kind.name}")
         welcome = json.loads(bytes(payload))
+    except (OSError, EOFError) as exc:
+        # A listener that never answers (stuck, or flooded by unauthenticated
+        # connections) or closes on us: say where, not just "timed out".
+        conn.close()
+        what = f"no answer within {timeout:g} s" if isinstance(exc, TimeoutError) else exc
+        raise ConnectionError(f"{address} did not complete the handshake: {what}") from exc
     except BaseException:
         conn.close()
         raise
@@ -438,26 +454,33 @@ def connect(
 
 
 def authenticate(
-    raw: socket.socket, secret: bytes, check: Any, welcome: dict[str, Any] | None = None
-) -> tuple[Connection, dict[str, Any]] | None:
-    """Authenticate a freshly accepted socket.
+    raw: socket.socket,
+    secret: bytes,
+    check: Any,
+    welcome: dict[str, Any] | None = None,
+    *,
+    peer: str = "peer",
+) -> tuple[Connection, dict[str, Any]]:
+    """Authenticate a freshly accepted socket (blocking; see
+    :mod:`hprm_core.gatekeeper`, which bounds how long and how many).
 
     ``check(hello) -> str | None`` returns a reason to refuse a correctly
-    authenticated hello (wrong federation, unknown federate, ...). Returns None
-    (after logging why) when the peer is refused; never raises for a bad peer.
+    authenticated hello (wrong federation, unknown federate, ...). A refused
+    peer is told why (REJECT), its socket closed, and the reason raised as
+    :class:`ProtocolError` (or the ``OSError``/``EOFError`` of a peer gone).
     """
-    try:
-        peer = str(raw.getpeername() or "unix peer")
-    except OSError:
-        peer = "unknown peer"
     raw.settimeout(HANDSHAKE_TIMEOUT_S)
     conn = Connection(raw, peer, max_frame=EAGER_BUFFER)  # no big frames before auth
     try:
         nonce = secrets.token_bytes(32)
         conn.send(Frame.CHALLENGE, nonce)
         kind, payload = conn.recv()
-        if kind != Frame.HELLO or len(payload) < 32:
+        if kind != Frame.HELLO:
             raise ProtocolError(f"expected HELLO, got {kind.name}")
+        if len(payload) < 32:
+            raise ProtocolError(
+                f"HELLO too short ({len(payload)} bytes; it starts with a 32-byte HMAC)"
+            )
         mac, body = bytes(payload[:32]), bytes(payload[32:])
         if not hmac.compare_digest(mac, _mac(secret, nonce, body)):
             raise ProtocolError("authentication failed (wrong federation secret)")
@@ -470,65 +493,39 @@ def authenticate(
             raise ProtocolError(reason)
         conn.send(Frame.WELCOME, json.dumps(welcome or {}).encode())
     except (ProtocolError, OSError, EOFError) as exc:
-        log.warning("refused connection from %s: %s", peer, exc)
         with contextlib.suppress(OSError):
             conn.send(Frame.REJECT, str(exc).encode())
         conn.close()
-        return None
+        raise
     raw.settimeout(None)
     conn.max_frame = DEFAULT_MAX_FRAME
     conn.peer = str(hello.get("name", peer))
     return conn, hello
 
 
-def serve(
-    listener: socket.socket,
-    secret: bytes,
-    federation: str,
-    allowed: Any,
-    on_peer: Any,
-    *,
-    once: bool = False,
-) -> None:
-    """Accept loop (run it in a thread): authenticate each connection as a
-    federate of ``federation`` whose id is in ``allowed``, then hand it to
-    ``on_peer(conn, hello)``. Returns when the listener is closed with
-    :func:`close_listener`.
-
-    ``once``: one connection per federate, ever (peer-to-peer data links:
-    receivers rely on one connection's messages arriving in tag order, and
-    take its end to mean that federate is done; a second connection claiming
-    the same federate would break both, so it is refused)."""
-    connected: set[Any] = set()
-
-    def check(hello: dict[str, Any]) -> str | None:
-        who = hello.get("federate")
-        if hello.get("federation") != federation:
-            return "wrong federation"
-        if who not in allowed:
-            return f"federate {who!r} may not connect here"
-        if once and who in connected:
-            return f"federate {who!r} is already connected"
-        return None
-
-    while True:
-        try:
-            raw, _ = listener.accept()
-        except OSError:
-            return
-        accepted = authenticate(raw, secret, check)
-        if accepted is not None:
-            connected.add(accepted[1].get("federate"))
-            on_peer(*accepted)
-
-
 def close_listener(listener: socket.socket) -> None:
     """Close a listening socket and end the :func:`serve` loop blocked in its
     ``accept()``: on Linux, ``close()`` alone leaves that thread blocked (and
-    the socket open) until the process exits."""
+    the socket open) until the process exits. A Unix socket's file goes with
+    it: a clean exit leaves nothing in the (possibly user-given) directory."""
+    path = socket_path(listener)
     with contextlib.suppress(OSError):
         listener.shutdown(socket.SHUT_RDWR)
     listener.close()
+    if path is not None:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+
+def socket_path(sock: socket.socket | None) -> str | None:
+    """The file of a Unix socket bound to a path (None for TCP or unbound)."""
+    if sock is None or sock.family != socket.AF_UNIX:
+        return None
+    with contextlib.suppress(OSError):
+        path = sock.getsockname()
+        if isinstance(path, str) and path:
+            return path
+    return None
 
 
 def pack_tag(time_ns: int, microstep: int) -> bytes:

@@ -147,3 +147,37 @@ def test_bench_reactions_quick_writes_json_and_table(tmp_path):
     }
     assert doc["params"]["compiled"] == compiled.is_compiled()
     assert "reactions_per_s" in r.stdout and "ratio chain hprm/asyncio" in r.stdout
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["run", "{fed}", "--timeout", "10 parsecs"], "argument --timeout: cannot parse duration"),
+        (["run", "{fed}", "--timeout", "-5 s"], "'-5 s' is negative; a duration must be >= 0"),
+        (["federate", "{fed}", "sensor", "--rti", "unix:/x", "--federation", "f",
+          "--timeout", "soon"], "argument --timeout: cannot parse duration 'soon'"),
+        (["--bogus"], "unknown option --bogus"),
+        (["run", "{fed}", "--bogus"], "unrecognized arguments: --bogus"),
+        (["graph", "{fed}", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_usage_errors_before_anything_starts(args, message):
+    """Exit code 2, one line naming the problem, no traceback, and nothing
+    started: a federated program used to start its RTI and every federate
+    before the bad timeout surfaced as a traceback."""
+    fed = EXAMPLES / "federated_pipeline.py"
+    r = hprm(*[a.format(fed=fed) for a in args], timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert message in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert "RTI_ADDRESS" not in r.stdout and "joined" not in r.stderr, r.stderr
+
+
+def test_a_negative_timeout_through_the_api_is_refused():
+    from hprm_core import Reactor
+    from hprm_core.environment import Environment
+
+    class Idle(Reactor):
+        pass
+
+    with pytest.raises(ValueError, match="timeout must not be negative, got '-5 s'"):
+        Environment(Idle(), timeout="-5 s")

@@ -875,3 +875,169 @@ def test_an_unknown_coordination_is_refused_with_its_value(coordination):
     top = load_main(EXAMPLES / "federated_pipeline.py")
     with pytest.raises(AssemblyError, match=re.escape(f"got {coordination!r}")):
         FederatedProgram(top, coordination)
+
+
+def _by_hand(tmp_path, program, names, federation, *extra, env=None, rti_address=None):
+    """``hprm rti`` and one ``hprm federate`` per name, placed by hand (as a
+    launch system would), peer sockets in ``tmp_path``. Returns (rti, feds)."""
+    env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1", **(env or {}))
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    rti = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address",
+         rti_address or f"unix:{tmp_path}/rti.sock", "--federates", str(len(names)),
+         "--federation", federation],
+        **popen,
+    )  # fmt: skip
+    address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
+    feds = {
+        n: subprocess.Popen(
+            _federate_cmd(program, n, address, federation, "--listen-dir", str(tmp_path), *extra),
+            **popen,
+        )
+        for n in names
+    }
+    return rti, feds, address
+
+
+def _read_until(proc, text, seen):
+    for line in proc.stdout:
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"{text!r} never came:\n{''.join(seen)}")
+
+
+def _kill_all(*procs):
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+@pytest.mark.parametrize("victim", ["sensor", "processor"])
+def test_a_killed_federate_stops_federates_placed_by_hand_long_before_their_timeout(
+    tmp_path, coordination, victim
+):
+    """SIGKILL one federate of a hand-placed federation whose timeout is an
+    hour away: every survivor stops on its own (it used to run on until the
+    timeout: a federate with no events of its own kept waiting for the old
+    stop tag), exits non-zero naming the dead one, and nothing is left in the
+    listen directory. (How fast: the README's reliability section; here the
+    bound only has to tell "stopped" from "ran to its timeout".)"""
+    rti, feds, _ = _by_hand(
+        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"),
+        "dead1", "--timeout", "1 h", env={"HPRM_COORDINATION": coordination},
+    )  # fmt: skip
+    try:
+        seen = []
+        _read_until(feds["actuator"], "speed", seen)  # commands flow end to end
+        feds[victim].kill()
+        outs = {}
+        for name, p in feds.items():
+            if name != victim:
+                outs[name] = p.communicate(timeout=60)[0]
+                assert p.returncode == 3, outs[name]
+        rti_out = rti.communicate(timeout=60)[0]
+    finally:
+        _kill_all(rti, *feds.values())
+    vid = ("sensor", "processor").index(victim)
+    for name, out in outs.items():
+        assert f"federate {name} stopped: federate {victim} (id {vid}) failed" in out, out
+    assert rti.returncode == 1
+    assert f"federate {victim} (id {vid}) failed" in rti_out
+    assert rti_out.count("ERROR") == 1, rti_out  # the survivors "stopped after" it
+    assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
+
+
+def test_a_clean_run_placed_by_hand_leaves_no_socket_file(tmp_path):
+    rti, feds, _ = _by_hand(
+        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "clean"
+    )
+    try:
+        codes = [p.wait(timeout=60) for p in feds.values()]
+        assert rti.wait(timeout=60) == 0 and codes == [0, 0, 0]
+    finally:
+        _kill_all(rti, *feds.values())
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_killed_rti_leaves_no_socket_file(tmp_path):
+    rti, feds, _ = _by_hand(
+        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"),
+        "rtikill", "--timeout", "1 h",
+    )  # fmt: skip
+    try:
+        _read_until(feds["actuator"], "speed", [])
+        rti.kill()
+        outs = [p.communicate(timeout=60)[0] for p in feds.values()]
+    finally:
+        _kill_all(rti, *feds.values())
+    assert all("lost the RTI" in out for out in outs), outs
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_causality_loop_across_federates_is_refused_naming_it(monkeypatch, coordination):
+    """ping.record reads ping.back and writes ping.out; pong.echo reads
+    pong.inp and writes pong.out; with no delay on either connection each
+    waits for the other at the same tag. Centralized, this hung forever with
+    no message; decentralized it ran on by violating its STP at every bounce.
+    Now the RTI refuses it before the start, naming the loop."""
+    monkeypatch.setenv("QC_COORDINATION", coordination)
+    monkeypatch.setenv("QC_AFTER", "0")
+    r = run(PROGRAMS / "quiet_cycle.py")
+    assert r.code != 0
+    loop = (
+        "zero-delay causality loop across federates: "
+        "-(QuietCycle.ping.out -> QuietCycle.pong.inp)-> QuietCycle.pong.echo "
+        "-(QuietCycle.pong.out -> QuietCycle.ping.back)-> QuietCycle.ping.record"
+    )
+    assert loop in r.text, r.text
+    for name in ("ping", "pong"):
+        assert f"federate {name} stopped: {loop}" in r.text, r.text
+    assert "federation started" not in r.text
+    _assert_no_leftovers(r)
+
+
+def test_silent_connections_to_the_rti_over_tcp_neither_block_nor_cost_a_thread_each(tmp_path):
+    """100 silent connections and a one-byte-a-second sender at the RTI's
+    TCP port, then the federation is placed by hand: it joins and runs to
+    its end, and the RTI never holds more than its bounded handshakes."""
+    rti, feds, address = None, {}, None
+    env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1")
+    rti = subprocess.Popen(
+        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
+         "--federates", "3", "--federation", "silent"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    silent = []
+    try:
+        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
+        host, port = address[4:].rsplit(":", 1)
+        silent = [socket.create_connection((host, int(port))) for _ in range(100)]
+        slow = socket.create_connection((host, int(port)))
+        slow.send(b"H")
+        silent.append(slow)
+        time.sleep(0.5)  # let the gatekeeper admit (and drop) what it can
+        with open(f"/proc/{rti.pid}/status") as f:
+            threads = int(next(x for x in f if x.startswith("Threads:")).split()[1])
+        assert threads <= 16 + 4, f"the RTI runs {threads} threads"
+        names = ("sensor", "processor", "actuator")
+        popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        program = EXAMPLES / "federated_pipeline.py"
+        feds = {
+            n: subprocess.Popen(_federate_cmd(program, n, address, "silent"), **popen)
+            for n in names
+        }
+        outs = {n: p.communicate(timeout=120)[0] for n, p in feds.items()}
+        assert [p.returncode for p in feds.values()] == [0, 0, 0], outs
+        assert "actuator: 10 commands applied" in outs["actuator"]
+    finally:
+        for s in silent:
+            s.close()
+        _kill_all(*feds.values())
+        if rti.poll() is None:
+            rti.terminate()
+        rti_out = rti.communicate(timeout=60)[0]
+    assert "dropped for a newer one" in rti_out, rti_out

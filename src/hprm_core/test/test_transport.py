@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from hprm_core import transport
+from hprm_core import gatekeeper, transport
 from hprm_core.transport import EAGER_BUFFER, HEADER, MAGIC, PROTOCOL_VERSION, Frame
 
 
@@ -122,7 +122,7 @@ def _server(tmp_path, secret=b"s3cret", allowed=(0, 1), once=False):
     listener, address = transport.listen(f"unix:{tmp_path}/t.sock")
     accepted = []
     thread = threading.Thread(
-        target=transport.serve,
+        target=gatekeeper.serve,
         args=(listener, secret, "fed", set(allowed), lambda c, h: accepted.append((c, h))),
         kwargs={"once": once},
         daemon=True,

@@ -13,6 +13,8 @@ other), so it takes the RTI's quiescence detection.
     QC_FEED          1: a third federate feeds pong one value and finishes
                      (resigns) while the cycle still runs: the cycle's end is
                      detected with an upstream gone
+    QC_AFTER         the delay on pong -> ping (default "1 ms"; "0" makes a
+                     zero-delay cycle)
 """
 
 import os
@@ -21,6 +23,7 @@ from hprm_core import Input, Output, Reactor, Timer, federation, main, reaction
 
 BOUNCES = int(os.environ.get("QC_BOUNCES", "0"))
 FEED = os.environ.get("QC_FEED") == "1"
+AFTER = os.environ.get("QC_AFTER", "1 ms")
 if BOUNCES:
     # Report every idle moment (default: once idle for 50 ms), the bounces'
     # too: the most reports taken with a message in flight.
@@ -105,7 +108,7 @@ class QuietCycle(Reactor):
         self.ping = Ping()
         self.pong = Pong()
         self.connect(self.ping.out, self.pong.inp)
-        self.connect(self.pong.out, self.ping.back, after="1 ms")
+        self.connect(self.pong.out, self.ping.back, after=None if AFTER == "0" else AFTER)
         if FEED:
             self.feed = Feed()
             self.connect(self.feed.out, self.pong.extra)
