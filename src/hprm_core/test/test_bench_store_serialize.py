@@ -47,8 +47,6 @@ def test_bench_store_quick(tmp_path):
         f"shared_memory/{v} at {top} MB" for v in variants - {"shared_memory"}
     }
     assert all(v > 0 for v in doc["ratios"].values())
-    # zero-copy produce moves no bytes: far below a copy of the same size
-    assert rows[("hprm alloc_array", top)]["median_ms"] < rows[("shared_memory", top)]["median_ms"]
 
 
 def test_bench_serialize_quick(tmp_path):

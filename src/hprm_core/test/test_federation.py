@@ -217,18 +217,20 @@ def test_a_reaction_failing_at_every_tag_stops_the_federation_once(monkeypatch, 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_slow_upstream_federate_does_not_hold_back_a_fast_one(monkeypatch, coordination):
-    # The slow federate's next event tag (500 ms ahead) must reach the RTI
+    # The slow federate's next event tag (2 s ahead) must reach the RTI
     # before it sleeps: it once left with its next message, so the fast
-    # federate's 10 ms timer tags ran up to 500 ms late in centralized mode.
-    # A liveness check with a 5x margin, not a speed goal.
+    # federate's 10 ms timer tags ran up to a whole slow period late in
+    # centralized mode. A liveness check, not a speed goal: the bound is half
+    # that period, 5x the worst lag seen with two CPU hogs beside the suite
+    # (207 ms, when the slow period and the bound were 500 and 100 ms).
     monkeypatch.setenv("SLOW_COORDINATION", coordination)
     r = run(PROGRAMS / "slow_upstream.py")
     assert r.code == 0, r.text
     m = re.search(r"FAST tags=(\d+) received=(\d+) max_lag_ms=([\d.]+)", r.text)
     assert m, r.text
     tags, received, max_lag = int(m.group(1)), int(m.group(2)), float(m.group(3))
-    assert tags == 120 + 3 and received == 3, r.text  # timer tags + the slow one's 3
-    assert max_lag < 100, f"fast federate's tags ran up to {max_lag} ms late"
+    assert tags == 250 + 2 and received == 2, r.text  # timer tags + the slow one's 2
+    assert max_lag < 1000, f"fast federate's tags ran up to {max_lag} ms late"
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
