@@ -50,7 +50,8 @@ from typing import Any
 from hprm_core import transport
 from hprm_core.causality import Wait, find_loop
 from hprm_core.gatekeeper import Gatekeeper
-from hprm_core.tag import FOREVER, NEVER, Tag, delayed, duration, make_tag
+from hprm_core.grants import grants
+from hprm_core.tag import NEVER, Tag, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
 
 log = logging.getLogger("hprm.rti")
@@ -497,54 +498,16 @@ class RTI:
         for f in live:
             self._send(f, Frame.QUIESCENT, b"")
 
-    def _earliest_outputs(self) -> dict[int, Tag]:
-        """For each federate, the earliest tag at which it might still send."""
-        eo: dict[int, Tag] = {}
-        for f in self.feds.values():
-            if f.resigned or f.failed:
-                eo[f.id] = FOREVER
-            else:
-                ltc = f.ltc
-                after_ltc = make_tag((ltc[0], ltc[1] + 1)) if ltc > NEVER else NEVER
-                eo[f.id] = f.net if f.net > after_ltc else after_ltc
-        # A federate may also send in response to what it receives: relax along
-        # connections until nothing changes (at most N rounds).
-        for _ in range(len(self.feds)):
-            changed = False
-            for f in self.feds.values():
-                if f.resigned or f.failed:
-                    continue
-                for k, d in f.upstream:
-                    via = delayed(eo[k], d)
-                    if via < eo[f.id]:
-                        eo[f.id] = via
-                        changed = True
-            if not changed:
-                break
-        return eo
-
     def _evaluate(self) -> None:
         self._stale = False
         if self.coordination != "centralized" or not self.started:
             return
-        waiting = [
-            f
-            for f in self.feds.values()
-            if f.upstream and f.net > f.granted and not (f.resigned or f.failed)
-        ]
-        if not waiting:
-            return  # nobody is owed a grant: skip the graph walk
-        eo = self._earliest_outputs()
-        for f in waiting:
-            g = f.net
-            eimt = min((delayed(eo[k], d) for k, d in f.upstream), default=FOREVER)
-            # Nothing can ever reach f (everything upstream finished or is idle
-            # with nothing that could wake it): grant even FOREVER, so that an
-            # idle f finishes too instead of waiting for a grant forever.
-            if eimt > g or eimt >= FOREVER:
+        for fid, kind, g in grants(self.feds):
+            f = self.feds[fid]
+            if kind == "TAG":
                 f.granted = g
                 self._send(f, Frame.TAG, transport.pack_tag(g.time, g.microstep))
-            elif eimt == g and f.cycle and g > f.provisional:
+            else:
                 f.provisional = g
                 self._send(f, Frame.PTAG, transport.pack_tag(g.time, g.microstep))
 

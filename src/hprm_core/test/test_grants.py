@@ -1,0 +1,103 @@
+"""grants.py: the RTI's tag-advance arithmetic on its own (chains, diamonds,
+cycles with and without delays, finished upstreams)."""
+
+from dataclasses import dataclass, field
+
+from hprm_core.grants import earliest_outputs, grants
+from hprm_core.tag import FOREVER, NEVER, Tag
+
+MS = 1_000_000
+
+
+@dataclass
+class Fed:
+    id: int
+    upstream: list = field(default_factory=list)
+    cycle: bool = False
+    net: Tag = NEVER
+    ltc: Tag = NEVER
+    granted: Tag = NEVER
+    provisional: Tag = NEVER
+    resigned: bool = False
+    failed: bool = False
+
+
+def t(ms, micro=0):
+    return Tag(ms * MS, micro)
+
+
+def feds(*fs):
+    return {f.id: f for f in fs}
+
+
+def test_a_chain_grants_a_downstream_net_below_what_upstream_can_send():
+    # 0 -> 1 -> 2, no delays; 0 will next act at 10 ms
+    g = feds(Fed(0, net=t(10)), Fed(1, [(0, None)], net=t(5)), Fed(2, [(1, None)], net=t(20)))
+    assert earliest_outputs(g) == {0: t(10), 1: t(5), 2: t(5)}
+    # 1 may process 5 ms (nothing from 0 before 10 ms); 2 must wait (1 may send at 5 ms)
+    assert grants(g) == [(1, "TAG", t(5))]
+
+
+def test_an_after_delay_lets_the_downstream_run_ahead():
+    g = feds(Fed(0, net=t(10)), Fed(1, [(0, 5 * MS)], net=t(14)))
+    assert grants(g) == [(1, "TAG", t(14))]
+    g[1].net = t(15)  # a message sent at 10 ms lands at 15 ms: not yet
+    assert grants(g) == []
+
+
+def test_the_ltc_bounds_what_a_federate_can_still_send():
+    # 0 completed 10 ms and has nothing queued (NET = FOREVER): it can still
+    # send at (10 ms, 1) at the earliest... in response to nothing. Its
+    # earliest output is its NET, but never before just past its LTC.
+    g = feds(Fed(0, net=FOREVER, ltc=t(10)), Fed(1, [(0, None)], net=t(12)))
+    assert earliest_outputs(g)[0] == FOREVER
+    assert grants(g) == [(1, "TAG", t(12))]
+    g[0].net = t(10)  # stale NET below its LTC: the LTC wins
+    assert earliest_outputs(g)[0] == t(10, 1)
+
+
+def test_a_diamond_waits_for_its_slowest_path():
+    #   0 -> 1 -> 3 ; 0 -> 2 (after 2 ms) -> 3
+    g = feds(
+        Fed(0, net=t(10)),
+        Fed(1, [(0, None)], net=t(30)),
+        Fed(2, [(0, 2 * MS)], net=t(30)),
+        Fed(3, [(1, None), (2, None)], net=t(11)),
+    )
+    eo = earliest_outputs(g)
+    assert eo[1] == t(10) and eo[2] == t(12)  # 2 reacts to 0's message, 2 ms later
+    assert grants(g) == []  # 3 may get 0's message at 10 ms through 1
+    g[3].net = t(9)
+    assert grants(g) == [(3, "TAG", t(9))]
+
+
+def test_a_zero_delay_cycle_earns_a_provisional_grant_once():
+    g = feds(
+        Fed(0, [(1, None)], cycle=True, net=t(10)),
+        Fed(1, [(0, None)], cycle=True, net=FOREVER),
+    )
+    # 1 might only ever send in response to 0 at 10 ms: EIMT(0) == 10 ms
+    assert grants(g) == [(0, "PTAG", t(10))]
+    g[0].provisional = t(10)
+    assert grants(g) == []  # already provisional there: nothing new
+
+
+def test_a_cycle_with_a_delay_grants_outright():
+    g = feds(
+        Fed(0, [(1, 1 * MS)], cycle=False, net=t(10)),
+        Fed(1, [(0, None)], cycle=False, net=FOREVER),
+    )
+    # 1 reacts at 10 ms at the earliest; its message lands at 11 ms
+    assert grants(g) == [(0, "TAG", t(10))]
+
+
+def test_a_finished_upstream_grants_forever_so_the_downstream_finishes():
+    g = feds(Fed(0, resigned=True), Fed(1, [(0, None)], net=FOREVER))
+    assert grants(g) == [(1, "TAG", FOREVER)]
+    g[0].resigned, g[0].failed = False, True  # a dead one sends nothing either
+    assert grants(g) == [(1, "TAG", FOREVER)]
+
+
+def test_nobody_is_owed_a_grant_below_what_it_holds():
+    g = feds(Fed(0, net=t(10)), Fed(1, [(0, None)], net=t(5), granted=t(5)))
+    assert grants(g) == []
