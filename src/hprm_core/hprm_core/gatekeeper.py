@@ -117,8 +117,10 @@ class Gatekeeper:
 
     def close(self) -> None:
         transport.close_listener(self.listener)
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(5)
+        t = self._thread
+        # ident: started (a signal may interrupt start() itself, then close() runs)
+        if t is not None and t.ident is not None and t is not threading.current_thread():
+            t.join(5)
 
     def _admit(self, raw: socket.socket) -> None:
         peer = _describe(raw)
