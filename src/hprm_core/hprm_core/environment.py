@@ -50,8 +50,14 @@ def walk(top: Reactor) -> Iterator[Reactor]:
         yield from walk(child)
 
 
-def _reaction_specs(cls: type) -> list[ReactionSpec]:
-    """Reaction declarations of a class, base classes first, definition order."""
+def reaction_specs(reactor: Reactor) -> list[ReactionSpec]:
+    """A reactor's reactions in their precedence order inside it: those its
+    class declares (base classes first, definition order), then those added to
+    the instance (:meth:`Reactor.add_reaction`) in the order added."""
+    return [*_class_specs(type(reactor)), *reactor._added_reactions]
+
+
+def _class_specs(cls: type) -> list[ReactionSpec]:
     specs: list[ReactionSpec] = []
     seen: set[str] = set()
     for klass in reversed(cls.__mro__):
@@ -120,7 +126,7 @@ class Environment:
                     self.triggers.append(leaf)
         self.reactions: list[Reaction] = []
         for reactor in self.reactors:
-            for pos, spec in enumerate(_reaction_specs(type(reactor))):
+            for pos, spec in enumerate(reaction_specs(reactor)):
                 r = Reaction(reactor, spec, pos)
                 self._bind(r)
                 reactor._reactions.append(r)

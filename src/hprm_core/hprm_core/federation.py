@@ -68,7 +68,7 @@ from typing import Any
 from hprm_core import gatekeeper, transport
 from hprm_core.causality import Wait
 from hprm_core.data_plane import INLINE_KIND, DataPlane, link_options
-from hprm_core.environment import Environment, _reaction_specs
+from hprm_core.environment import Environment, reaction_specs
 from hprm_core.errors import AssemblyError, HprmError
 from hprm_core.reactor import PhysicalAction, Port, Reactor
 from hprm_core.scheduler import TAG_MARKER, Scheduler
@@ -133,7 +133,7 @@ class FederatedProgram:
             )
         self.coordination = coordination
         self.main = main
-        if _reaction_specs(type(main)):
+        if reaction_specs(main):
             raise AssemblyError(
                 f"{main.fqn}: the main reactor of a federated program cannot have reactions; "
                 "move them into a federate"
@@ -336,7 +336,7 @@ class FederateCoordinator:
             # When every reaction that writes this port writes no other network
             # output, a value sent on it is the last its reaction sends this tag.
             last = all(len(w) == 1 for w in writes.values() if port in w)
-            port._listeners = (*port._listeners, self._sender(conns, last))
+            port.tap(self._sender(conns, last))
         # (first reader's index, port, connection id) of each input that may be
         # unknown during a provisional tag, in the order reactions need them
         self._gate_template: list[tuple[int, Port, int]] = []

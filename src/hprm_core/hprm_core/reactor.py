@@ -102,6 +102,9 @@ class ReactionSpec:
         self.deadline = deadline
         self.deadline_fn: Callable[[Any], None] | None = None
         self.stp_fn: Callable[[Any], None] | None = None
+        # Added to one instance (Reactor.add_reaction): the functions take no
+        # ``self`` (bound methods, closures) and are called as they are.
+        self.bound = False
 
     def deadline_missed(self, fn: Callable[[Any], None]) -> Callable[[Any], None]:
         """Decorate the handler that runs *instead of* the reaction when it starts
@@ -120,6 +123,11 @@ class ReactionSpec:
 
     def __call__(self, instance: Any) -> None:  # lets tests call the method directly
         self.fn(instance)
+
+
+def _items(x: Any) -> tuple[Any, ...]:
+    """One element or name, or several."""
+    return (x,) if isinstance(x, str | _Element) else tuple(x)
 
 
 def _names(x: str | Iterable[str]) -> tuple[str, ...]:
@@ -163,10 +171,11 @@ class Reaction:
         self.spec = spec
         self.name = spec.name
         self.position = position
-        self.fn: Callable[[], None] = spec.fn.__get__(reactor)
+        bind = _as_is if spec.bound else _bind_to(reactor)
+        self.fn: Callable[[], None] = bind(spec.fn)
         self.deadline = spec.deadline
-        self.deadline_fn = spec.deadline_fn.__get__(reactor) if spec.deadline_fn else None
-        self.stp_fn = spec.stp_fn.__get__(reactor) if spec.stp_fn else None
+        self.deadline_fn = bind(spec.deadline_fn) if spec.deadline_fn else None
+        self.stp_fn = bind(spec.stp_fn) if spec.stp_fn else None
         self.triggers: list[_Trigger] = []
         self.sources: list[_Trigger] = []
         self.effect_list: list[_Trigger] = []
@@ -181,6 +190,14 @@ class Reaction:
 
     def __repr__(self) -> str:
         return f"<Reaction {self.fqn}>"
+
+
+def _as_is(fn: Callable[..., None]) -> Callable[[], None]:
+    return fn
+
+
+def _bind_to(reactor: Reactor) -> Callable[[Callable[[Any], None]], Callable[[], None]]:
+    return lambda fn: fn.__get__(reactor)
 
 
 class Reactor:
@@ -201,6 +218,7 @@ class Reactor:
     _link_options: dict[tuple[Port, Port], tuple[Any, Any]]
     _sched: Scheduler | None
     _reactions: list[Reaction]
+    _added_reactions: list[ReactionSpec]
 
     def __init__(self, name: str | None = None) -> None:
         d = self.__dict__
@@ -213,6 +231,7 @@ class Reactor:
         d["_link_options"] = {}
         d["_sched"] = None
         d["_reactions"] = []
+        d["_added_reactions"] = []
         self.startup = _BuiltinTrigger()
         self.shutdown = _BuiltinTrigger()
 
@@ -293,6 +312,106 @@ class Reactor:
             self._connections.append((s, d, delay))
             if threshold is not None or serialization is not None:
                 self._link_options[(s, d)] = (threshold, serialization)
+
+    # -- elements and reactions made per instance ------------------------------
+
+    def attach(self, name: str, element: Any) -> Any:
+        """Make ``element`` (a port, timer, action, reactor or bank) part of
+        this reactor under ``name``, as ``self.<name> = element`` does; returns it.
+
+        For code that builds a reactor's elements from data, after
+        ``super().__init__()``: one input per subscribed topic, say, named by
+        the caller. Reactions name it like any other element.
+
+        >>> image = node.attach("image", Input())  # doctest: +SKIP
+        """
+        if not isinstance(name, str) or not name or "." in name or name.startswith("_"):
+            raise AssemblyError(
+                f"{self.fqn}: element name must be a non-empty string without '.' that does "
+                f"not start with '_', got {name!r}"
+            )
+        if name in self.__dict__:
+            raise AssemblyError(f"{self.fqn} already has an attribute {name!r}")
+        if not isinstance(element, _Element | Reactor | Bank):
+            raise AssemblyError(
+                f"{self.fqn}: attach() takes a port, timer, action, reactor or bank, "
+                f"got {element!r}"
+            )
+        if element.container is not None:
+            raise AssemblyError(f"{self.fqn}: {element!r} already belongs to {element.container!r}")
+        setattr(self, name, element)
+        return element
+
+    def add_reaction(
+        self,
+        fn: Callable[[], None],
+        *triggers: str | _Element,
+        sources: str | _Element | Iterable[str | _Element] = (),
+        effects: str | _Element | Iterable[str | _Element] = (),
+        deadline: Duration = None,
+        deadline_missed: Callable[[], None] | None = None,
+        stp_violation: Callable[[], None] | None = None,
+        name: str | None = None,
+    ) -> ReactionSpec:
+        """Add a reaction to this instance only, before the program is assembled.
+
+        The same rules as :func:`reaction`, with two differences that suit code
+        creating reactions at run time (an rclpy node's ``create_subscription``
+        in ``__init__``): ``fn`` takes no ``self`` (a bound method or a
+        closure), and triggers, sources and effects may be given as the
+        elements themselves as well as by name. Reactions added this way come
+        after the class's own in this reactor's order, in the order added.
+        ``name`` defaults to ``fn.__name__``, made unique in this reactor.
+
+        >>> node.add_reaction(node.on_scan, node.scan, effects=node.cmd)  # doctest: +SKIP
+        """
+        if self._sched is not None:
+            raise AssemblyError(f"{self.fqn}: reactions can only be added before the program runs")
+        if not callable(fn):
+            raise AssemblyError(f"{self.fqn}.add_reaction: {fn!r} is not callable")
+        spec = ReactionSpec(
+            fn,
+            tuple(self._element_name(t) for t in triggers),
+            tuple(self._element_name(x) for x in _items(sources)),
+            tuple(self._element_name(x) for x in _items(effects)),
+            None if deadline is None else duration(deadline),
+        )
+        spec.bound = True
+        spec.name = self._unique_reaction_name(name or getattr(fn, "__name__", "reaction"))
+        if deadline_missed is not None:
+            spec.deadline_missed(deadline_missed)
+        if stp_violation is not None:
+            spec.stp_violation(stp_violation)
+        self._added_reactions.append(spec)
+        return spec
+
+    def _element_name(self, x: str | _Element) -> str:
+        """How a reaction declaration names ``x`` from this reactor."""
+        if isinstance(x, str):
+            return x
+        if isinstance(x, _Element) and x.name is not None:
+            if x.container is self:
+                return x.name
+            owner = x.container
+            if isinstance(x, Port) and owner is not None and owner.container is self:
+                return f"{owner.name}.{x.name}"
+        raise AssemblyError(
+            f"{self.fqn}.add_reaction: {x!r} is neither an element of {self.fqn} nor a port "
+            "of one of its children (give it a name first: self.<name> = ... or attach())"
+        )
+
+    def _unique_reaction_name(self, base: str) -> str:
+        if not base.isidentifier():  # a lambda
+            base = "reaction"
+        taken = {s.name for s in self._added_reactions} | {
+            n for klass in type(self).__mro__ for n, v in vars(klass).items()
+            if isinstance(v, ReactionSpec)
+        }  # fmt: skip
+        name, k = base, 1
+        while name in taken:
+            k += 1
+            name = f"{base}_{k}"
+        return name
 
     # -- runtime services available inside reactions --------------------------
 

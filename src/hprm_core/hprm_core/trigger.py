@@ -186,6 +186,25 @@ class Port(_Trigger):
         for listener in self._listeners:
             listener(self, value)
 
+    def tap(self, callback: Callable[[Port, Any], None]) -> Callable[[], None]:
+        """Call ``callback(port, value)`` whenever a reaction sets this port,
+        after the value reached its connected ports; returns a function that
+        removes the tap.
+
+        For code that carries values *out of* a program: a federation's
+        network senders, a bridge publishing to a ROS 2 topic, a recorder. It
+        runs inside the writing reaction, at its tag, in the scheduler thread:
+        keep it short, and hand slow work to another thread.
+
+        >>> untap = robot.camera.image.tap(lambda port, img: frames.append(img))  # doctest: +SKIP
+        """
+        self._listeners = (*self._listeners, callback)
+
+        def untap() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not callback)
+
+        return untap
+
 
 class Input(Port):
     """An input port (``Input(width=N)`` for a multiport)."""
