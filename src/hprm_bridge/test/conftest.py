@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -105,14 +107,38 @@ def peers():
         p.kill()
 
 
+NETNS_SETUP = "ip link set lo up && ip link set lo multicast on"
+"""A fresh namespace's loopback is down; multicast on makes it look like the usual
+multicast-capable LAN interface to every DDS stack (RustDDS, any Cyclone)."""
+
+
 def netns_available() -> bool:
     """Can we make a private network namespace with a multicast-capable loopback?"""
+    if shutil.which("unshare") is None:
+        return False
     try:
         r = subprocess.run(
-            ["unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo multicast on"],
-            capture_output=True,
-            timeout=10,
+            ["unshare", "-n", "sh", "-c", NETNS_SETUP], capture_output=True, timeout=10
         )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return r.returncode == 0
+
+
+@pytest.fixture(scope="session")
+def in_netns() -> Callable[[list[str]], list[str]]:
+    """``in_netns(argv)``: ``argv`` to run in a private network namespace whose only
+    interface is a multicast-flagged loopback; skips where ``unshare -n`` is not allowed."""
+    if not netns_available():
+        pytest.skip("needs 'unshare -n' (root or user namespaces) for a private loopback")
+
+    def wrap(argv: list[str]) -> list[str]:
+        return ["unshare", "-n", "sh", "-c", f'{NETNS_SETUP} && exec "$0" "$@"', *argv]
+
+    return wrap
+
+
+@pytest.fixture
+def ros_env(domain: int) -> dict[str, str]:
+    """What peers get (:func:`peer_env`), for other ROS programs (``ros2`` CLI)."""
+    return peer_env(domain)

@@ -9,6 +9,11 @@ stdout (``{"event": ...}``), the last one being the result. Roles:
   hprm code on the data path) declared with the ROS type names
 * ``raw_pub``   - plain cyclonedds writer sending given CDR bytes as they are
 * ``dora_pub`` / ``dora_sub`` - dora-rs's ROS 2 client (Rust, RustDDS)
+* ``rclpy_talker`` / ``rclpy_listener`` / ``rclpy_echo`` - a real ROS 2 Humble
+  node (rclpy on rmw_cyclonedds_cpp; needs a sourced Humble), configured by
+  ``ROS_DOMAIN_ID`` / ``ROS_LOCALHOST_ONLY`` like any ROS node
+* ``env_ping`` - our client, configured by the same variables only, pings
+  ``rclpy_echo`` (see :func:`role_env_ping`)
 """
 
 import hashlib
@@ -404,6 +409,160 @@ def role_discovery_reader(a: dict[str, Any]) -> None:
             for p in parts
         },
     )
+
+
+def _rclpy_node(name: str) -> tuple[Any, Any]:
+    import rclpy
+
+    rclpy.init()
+    return rclpy, rclpy.create_node(name)
+
+
+def rclpy_image_data(width: int) -> np.ndarray:
+    """The pixels ``rclpy_talker`` sends (mono8, one row)."""
+    return (np.arange(width) % 251).astype(np.uint8)
+
+
+def role_rclpy_talker(a: dict[str, Any]) -> None:
+    """Publish String ``rclpy <i>`` and a mono8 Image every 0.1 s until killed."""
+    from sensor_msgs.msg import Image
+    from std_msgs.msg import String
+
+    rclpy, node = _rclpy_node("rclpy_talker")
+    strings = node.create_publisher(String, "/from_rclpy", 10)
+    images = node.create_publisher(Image, "/from_rclpy_img", 10)
+    width = a.get("width", 1000)
+    pixels = rclpy_image_data(width).tobytes()
+    emit(event="ready")
+    deadline = time.monotonic() + a.get("duration", 240)
+    i = 0
+    while time.monotonic() < deadline:
+        strings.publish(String(data=f"rclpy {i}"))
+        img = Image(height=1, width=width, encoding="mono8", step=width)
+        img.header.frame_id = f"f{i}"
+        img.data = pixels
+        images.publish(img)
+        i += 1
+        rclpy.spin_once(node, timeout_sec=0.1)
+    emit(event="done", published=i)
+
+
+def role_rclpy_listener(a: dict[str, Any]) -> None:
+    """Report the first ``count`` Strings and Images (width, encoding, sha256) that arrive."""
+    from sensor_msgs.msg import Image
+    from std_msgs.msg import String
+
+    rclpy, node = _rclpy_node("rclpy_listener")
+    got: dict[str, list[Any]] = {"strings": [], "images": []}
+    node.create_subscription(String, "/to_rclpy", lambda m: got["strings"].append(m.data), 10)
+    node.create_subscription(
+        Image,
+        "/to_rclpy_img",
+        lambda m: got["images"].append(
+            [m.width, m.encoding, hashlib.sha256(bytes(m.data)).hexdigest()]
+        ),
+        10,
+    )
+    emit(event="ready")
+    want, deadline = a.get("count", 3), time.monotonic() + a.get("duration", 240)
+    while time.monotonic() < deadline and min(len(v) for v in got.values()) < want:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    emit(event="done", **got)
+
+
+def role_rclpy_echo(a: dict[str, Any]) -> None:
+    """Echo String ``/ping`` to ``/pong`` until ``bye <node>`` arrives.
+
+    Then wait until ``<node>`` is in rclpy's graph (graph updates and data
+    travel separately), report every ping and the graph, and echo the bye last,
+    so the sender stays up (and in the graph) until the report is taken.
+    """
+    from std_msgs.msg import String
+
+    rclpy, node = _rclpy_node("rclpy_echo")
+    pong = node.create_publisher(String, "/pong", 10)
+    pings: list[str] = []
+    bye: list[Any] = []
+
+    def on_ping(msg: Any) -> None:
+        pings.append(msg.data)
+        if msg.data.startswith("bye "):
+            bye.append(msg)
+        else:
+            pong.publish(msg)
+
+    node.create_subscription(String, "/ping", on_ping, 10)
+    emit(event="ready")
+    deadline = time.monotonic() + a.get("duration", 240)
+
+    def graph() -> list[str]:
+        return sorted(
+            ns.rstrip("/") + "/" + name for name, ns in node.get_node_names_and_namespaces()
+        )
+
+    while time.monotonic() < deadline and not bye:
+        rclpy.spin_once(node, timeout_sec=0.1)
+    sender = bye[0].data.split(" ", 1)[1] if bye else None
+    while time.monotonic() < deadline and sender not in graph():
+        rclpy.spin_once(node, timeout_sec=0.1)
+    nodes = graph()
+    if bye:
+        pong.publish(bye[0])
+        pong.wait_for_all_acked(rclpy.duration.Duration(seconds=30))
+    emit(event="done", pings=pings, graph=nodes)
+
+
+def role_env_ping(a: dict[str, Any]) -> None:
+    """Our side of ``rclpy_echo``, configured only by ``ROS_DOMAIN_ID`` / ``ROS_LOCALHOST_ONLY``.
+
+    ``near_node`` (no ``domain_id`` / ``localhost_only`` given) pings until a
+    pong comes back; ``far_node`` (on ``far_domain``, when given, created
+    first so it has had longer to be discovered) pings too and must match and
+    hear nothing.
+    """
+    from hprm_bridge.wire import Node
+
+    timeout = a.get("timeout", 90)
+    far = far_pub = far_sub = None
+    if a.get("far_domain") is not None:
+        far = Node("far_node", domain_id=a["far_domain"])
+        far_pub = far.create_publisher("std_msgs/msg/String", "/ping")
+        far_sub = far.create_subscription("std_msgs/msg/String", "/pong")
+    with Node("near_node") as near:
+        pub = near.create_publisher("std_msgs/msg/String", "/ping")
+        sub = near.create_subscription("std_msgs/msg/String", "/pong")
+        result: dict[str, Any] = {
+            "domain_id": near.domain_id,
+            "localhost_only": near.dds_config.localhost_only,
+            "matched": pub.wait_for_subscriptions(1, timeout),
+        }
+
+        def ping(text: str) -> str | None:
+            """Publish ``text`` until it comes back (a pong publisher that has not
+            matched us yet drops it); each wait ends as soon as anything arrives."""
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                pub.publish(near.types.new("std_msgs/msg/String", data=text))
+                reply_deadline = min(deadline, time.monotonic() + 1.0)
+                while (left := reply_deadline - time.monotonic()) > 0:
+                    msg = sub.take(timeout_sec=left)
+                    if msg is not None and msg.data == text:
+                        return msg.data
+            return None
+
+        result["pong"] = ping("ping from near_node")
+        if far is not None:
+            for k in range(3):
+                far_pub.publish(far.types.new("std_msgs/msg/String", data=f"far {k}"))
+            result["far"] = {
+                "subscriptions": far_pub.get_subscription_count(),
+                "publishers": far_sub.get_publisher_count(),
+                "received": far_sub.take(timeout_sec=0) is not None,
+            }
+        result["bye"] = ping("bye /near_node")
+    if far is not None:
+        far.close()
+    emit(event="done", **result)
 
 
 if __name__ == "__main__":

@@ -25,34 +25,9 @@ pytest.importorskip("dora", reason="dora-rs (the test extra) is not installed")
 IMAGE = "image:30000"
 
 
-def _netns_ok() -> bool:
-    r = (
-        subprocess.run(
-            ["unshare", "-n", "sh", "-c", "ip link set lo up && ip link set lo multicast on"],
-            capture_output=True,
-            timeout=10,
-            check=False,
-        )
-        if _which("unshare")
-        else None
-    )
-    return bool(r) and r.returncode == 0
-
-
-def _which(cmd: str) -> bool:
-    import shutil
-
-    return shutil.which(cmd) is not None
-
-
 @pytest.fixture(scope="module")
-def exchange(tmp_path_factory):
+def exchange(tmp_path_factory, in_netns):
     """Both directions, String and Image, all at once in one network namespace."""
-    if not _netns_ok():
-        pytest.skip(
-            "needs 'unshare -n' (root or user namespaces) to keep RustDDS's multicast "
-            "discovery off real interfaces"
-        )
     root = tmp_path_factory.mktemp("dora_msgs")
     TypeRegistry(use_ament_prefix_path=False).write_msg_tree(
         root, ["std_msgs/msg/String", "sensor_msgs/msg/Image"]
@@ -112,12 +87,8 @@ def exchange(tmp_path_factory):
         ],
         ["subscribe", {**common, "type": i, "topic": "/from_dora_i", "count": 3, "duration": 40}],
     ]
-    script = (
-        "ip link set lo up && ip link set lo multicast on && "
-        f'exec "{sys.executable}" "{HERE / "netns_pair.py"}" "$0"'
-    )
     r = subprocess.run(
-        ["unshare", "-n", "sh", "-c", script, json.dumps(jobs)],
+        in_netns([sys.executable, str(HERE / "netns_pair.py"), json.dumps(jobs)]),
         capture_output=True,
         text=True,
         timeout=150,

@@ -1,16 +1,20 @@
-"""Against a real ROS 2 Humble (rclpy + an rmw + ros2cli), when one is importable.
+"""Against a real ROS 2 Humble (rclpy + rmw_cyclonedds_cpp + ros2cli), when one is importable.
 
-These run where a local Humble build is sourced (DEVELOPERS.md) and skip
-otherwise; the same behaviour is covered ROS-free by the other test modules.
+These run where a Humble install is sourced (DEVELOPERS.md) and skip otherwise;
+the same behaviour is covered ROS-free by the other test modules. Every process
+here, ROS or ours, runs with ``ROS_LOCALHOST_ONLY=1`` (see ``conftest.peer_env``),
+the setting whose loopback discovery differs between Humble's Cyclone and ours
+(:mod:`hprm_bridge.wire.dds_config`). Each wait ends on an event; the timeouts
+are only upper bounds, generous for a loaded 2-core machine.
 """
 
+import hashlib
 import json
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,82 +26,33 @@ pytest.importorskip(
     "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
 )
 
-RCLPY_TALKER = """
-import sys, time, json, numpy as np, rclpy
-from rclpy.node import Node
-from std_msgs.msg import String
-from sensor_msgs.msg import Image
-rclpy.init()
-n = Node("rclpy_talker")
-ps = n.create_publisher(String, "/from_rclpy", 10)
-pi = n.create_publisher(Image, "/from_rclpy_img", 10)
-end = time.time() + 20
-i = 0
-while time.time() < end:
-    ps.publish(String(data=f"rclpy {i}"))
-    img = Image(height=1, width=1000, encoding="mono8", step=1000)
-    img.header.frame_id = f"f{i}"
-    img.data = (np.arange(1000) % 251).astype(np.uint8).tobytes()
-    pi.publish(img)
-    i += 1
-    rclpy.spin_once(n, timeout_sec=0.1)
-"""
-
-RCLPY_LISTENER = """
-import json, time, hashlib, rclpy
-from rclpy.node import Node
-from std_msgs.msg import String
-from sensor_msgs.msg import Image
-rclpy.init()
-n = Node("rclpy_listener")
-got = {"s": [], "i": []}
-n.create_subscription(String, "/to_rclpy", lambda m: got["s"].append(m.data), 10)
-n.create_subscription(Image, "/to_rclpy_img", lambda m: got["i"].append(
-    [m.width, m.encoding, hashlib.sha256(bytes(m.data)).hexdigest()]), 10)
-end = time.time() + 20
-while time.time() < end and (len(got["s"]) < 3 or len(got["i"]) < 3):
-    rclpy.spin_once(n, timeout_sec=0.1)
-print(json.dumps(got), flush=True)
-"""
+HERE = Path(__file__).resolve().parent
+WAIT = 90.0
+"""Upper bound for one discovery or delivery."""
 
 
-def _env(domain: int) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1")
-    env.pop("CYCLONEDDS_URI", None)
-    return env
+def test_rclpy_to_us(domain, peers):
+    peers("rclpy_talker", {"width": 1000}, domain)
+    with Node("our_listener", domain_id=domain, localhost_only=True) as node:
+        strings = node.create_subscription("std_msgs/msg/String", "/from_rclpy")
+        images = node.create_subscription("sensor_msgs/msg/Image", "/from_rclpy_img")
+        m = strings.take(timeout_sec=WAIT)
+        img = images.take(timeout_sec=WAIT)
+    assert m is not None and m.data.startswith("rclpy ")
+    assert img is not None and img.width == 1000 and img.encoding == "mono8"
+    assert np.array_equal(img.data, (np.arange(1000) % 251).astype(np.uint8))
 
 
-def test_rclpy_to_us(domain):
-    talker = subprocess.Popen([sys.executable, "-c", RCLPY_TALKER], env=_env(domain))
-    try:
-        with Node("our_listener", domain_id=domain, localhost_only=True) as node:
-            s = node.create_subscription("std_msgs/msg/String", "/from_rclpy")
-            i = node.create_subscription("sensor_msgs/msg/Image", "/from_rclpy_img")
-            m = s.take(timeout_sec=15)
-            img = i.take(timeout_sec=15)
-        assert m is not None and m.data.startswith("rclpy ")
-        assert img is not None and img.width == 1000 and img.encoding == "mono8"
-        assert np.array_equal(img.data, (np.arange(1000) % 251).astype(np.uint8))
-    finally:
-        talker.kill()
-        talker.wait()
-
-
-def test_us_to_rclpy(domain):
-    import hashlib
-
-    listener = subprocess.Popen(
-        [sys.executable, "-c", RCLPY_LISTENER], env=_env(domain), stdout=subprocess.PIPE, text=True
-    )
+def test_us_to_rclpy(domain, peers):
+    listener = peers("rclpy_listener", {"count": 3}, domain)
     data = (np.arange(3000) % 7).astype(np.uint8)
     with Node("our_talker", domain_id=domain, localhost_only=True) as node:
-        ps = node.create_publisher("std_msgs/msg/String", "/to_rclpy")
-        pi = node.create_publisher("sensor_msgs/msg/Image", "/to_rclpy_img")
-        assert ps.wait_for_subscriptions(1, 20) and pi.wait_for_subscriptions(1, 20)
-        for k in range(3):
-            ps.publish(node.types.new("std_msgs/msg/String", data=f"ours {k}"))
-            pi.publish(
+        strings = node.create_publisher("std_msgs/msg/String", "/to_rclpy")
+        images = node.create_publisher("sensor_msgs/msg/Image", "/to_rclpy_img")
+        assert strings.wait_for_subscriptions(1, WAIT) and images.wait_for_subscriptions(1, WAIT)
+        for k in range(3):  # reliable and matched: kept until rclpy acknowledges them
+            strings.publish(node.types.new("std_msgs/msg/String", data=f"ours {k}"))
+            images.publish(
                 node.types.new(
                     "sensor_msgs/msg/Image",
                     height=1,
@@ -107,36 +62,93 @@ def test_us_to_rclpy(domain):
                     data=data,
                 )
             )
-            time.sleep(0.1)
-        out, _ = listener.communicate(timeout=30)
-    got = json.loads(out.strip().splitlines()[-1])
-    assert got["s"][:3] == ["ours 0", "ours 1", "ours 2"]
-    assert got["i"][0] == [3000, "mono8", hashlib.sha256(data.tobytes()).hexdigest()]
+        got = listener.result(timeout=2 * WAIT)
+    assert got["strings"] == ["ours 0", "ours 1", "ours 2"]
+    assert got["images"][0] == [3000, "mono8", hashlib.sha256(data.tobytes()).hexdigest()]
+
+
+def _ros2(*args: str, env: dict[str, str]) -> str:
+    return subprocess.run(
+        ["ros2", *args, "--no-daemon", "--spin-time", "3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+        check=False,
+    ).stdout
+
+
+def _until(probe, done, timeout: float = WAIT) -> str:
+    """Run ``probe()`` (itself a bounded wait) until ``done(output)``; the last output."""
+    deadline = time.monotonic() + timeout
+    out = probe()
+    while not done(out) and time.monotonic() < deadline:
+        out = probe()
+    return out
 
 
 @pytest.mark.skipif(shutil.which("ros2") is None, reason="ros2 CLI (ros2cli) not on PATH")
-def test_ros2_cli_sees_node_and_endpoints(domain):
+def test_ros2_cli_sees_node_and_endpoints(domain, ros_env):
     with Node("wire_node", "/hprm", domain_id=domain, localhost_only=True) as node:
         node.create_publisher("std_msgs/msg/String", "chatter")
         node.create_subscription("sensor_msgs/msg/Image", "camera")
-        time.sleep(1.0)
-        env = _env(domain)
-        nodes = subprocess.run(
-            ["ros2", "node", "list", "--no-daemon", "--spin-time", "3"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        ).stdout
-        info = subprocess.run(
-            ["ros2", "topic", "info", "-v", "--no-daemon", "--spin-time", "3", "/hprm/chatter"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        ).stdout
+        nodes = _until(
+            lambda: _ros2("node", "list", env=ros_env), lambda out: "/hprm/wire_node" in out
+        )
+        info = _until(
+            lambda: _ros2("topic", "info", "-v", "/hprm/chatter", env=ros_env),
+            lambda out: "Publisher count: 1" in out,
+        )
     assert "/hprm/wire_node" in nodes.split()
     assert "Type: std_msgs/msg/String" in info
     assert "Node name: wire_node" in info and "Node namespace: /hprm" in info
     assert "Endpoint type: PUBLISHER" in info and "RELIABLE" in info
-    assert textwrap.dedent(info).count("Publisher count: 1") == 1
+    assert info.count("Publisher count: 1") == 1
+
+
+def _echo_exchange(echo: dict, ping: dict, domain: int) -> None:
+    """What every ``rclpy_echo`` / ``env_ping`` pair must show (peer.py)."""
+    assert ping["domain_id"] == domain and ping["localhost_only"] is True
+    assert ping["matched"], "rclpy's /ping subscription never matched us"
+    assert ping["pong"] == "ping from near_node", "rclpy never echoed our ping"
+    assert ping["bye"] == "bye /near_node"
+    assert "ping from near_node" in echo["pings"]
+    assert "/near_node" in echo["graph"] and "/rclpy_echo" in echo["graph"]
+
+
+def test_domain_and_localhost_only_from_environment(domain, peers):
+    """``Node("near_node")`` with neither argument: both come from ROS_DOMAIN_ID /
+    ROS_LOCALHOST_ONLY (and only from there: the peer's environment has nothing else)."""
+    echo = peers("rclpy_echo", {}, domain)
+    ping = peers("env_ping", {}, domain).result(timeout=3 * WAIT)
+    _echo_exchange(echo.result(timeout=WAIT), ping, domain)
+
+
+def test_localhost_only_with_multicast_loopback(in_netns, domain):
+    """Where ``lo`` carries the MULTICAST flag Humble's Cyclone multicasts discovery
+    instead (random unicast ports, no participant index): we must find it there too."""
+    jobs = [["rclpy_echo", {"domain": domain}], ["env_ping", {"domain": domain}]]
+    r = subprocess.run(
+        in_netns([sys.executable, str(HERE / "netns_pair.py"), json.dumps(jobs)]),
+        capture_output=True,
+        text=True,
+        timeout=4 * WAIT,
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    echo, ping = json.loads(r.stdout)
+    for res in (echo, ping):
+        assert res["done"] is not None, f"{res['role']} failed: {res['stderr']}"
+    _echo_exchange(echo["done"], ping["done"], domain)
+
+
+def test_domains_are_isolated_against_rclpy(domain, other_domain, peers):
+    """Our node on another domain neither sees nor is seen by an rclpy node, while
+    one on the rclpy node's domain (created later) completes a round trip with it."""
+    echo = peers("rclpy_echo", {}, domain)
+    ping = peers("env_ping", {"far_domain": other_domain}, domain).result(timeout=3 * WAIT)
+    got = echo.result(timeout=WAIT)
+    _echo_exchange(got, ping, domain)
+    assert ping["far"] == {"subscriptions": 0, "publishers": 0, "received": False}
+    assert not [p for p in got["pings"] if p.startswith("far ")]
+    assert "/far_node" not in got["graph"]

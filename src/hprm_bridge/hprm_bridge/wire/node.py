@@ -68,6 +68,7 @@ from . import discovery, naming
 from .cdr import pad4
 from .dds_config import (
     DdsConfig,
+    check_domain_id,
     domain_failure,
     domain_id_from_env,
     generate,
@@ -345,7 +346,7 @@ class Node:
     ) -> None:
         self.name = naming.validate_node_name(name)
         self.namespace = naming.normalize_namespace(namespace)
-        self.domain_id = domain_id_from_env() if domain_id is None else domain_id
+        self.domain_id = domain_id_from_env() if domain_id is None else check_domain_id(domain_id)
         if localhost_only is None:
             localhost_only = localhost_only_from_env()
         cfg = (dds_config or DdsConfig()).with_(localhost_only=localhost_only)
@@ -357,7 +358,7 @@ class Node:
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._topics: dict[tuple[str, str], Topic] = {}
-        _DomainRef.acquire(self.domain_id, generate(cfg))
+        _DomainRef.acquire(self.domain_id, generate(cfg, self.domain_id))
         try:
             self._participant = DomainParticipant(
                 self.domain_id, qos=Qos(Policy.Userdata(discovery.user_data(enclave)))
