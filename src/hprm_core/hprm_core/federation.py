@@ -482,7 +482,9 @@ class FederateCoordinator:
         try:
             if self.rti.is_tcp:
                 self._sync_clock()
-            self.rti.send(Frame.READY)
+            # If the RTI refused the federation and hung up, its FAILED is still to read.
+            with contextlib.suppress(OSError):
+                self.rti.send(Frame.READY)
             kind, payload = self.rti.recv()
         except (EOFError, OSError) as exc:
             raise FederationError(

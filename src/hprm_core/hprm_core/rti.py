@@ -58,6 +58,8 @@ log = logging.getLogger("hprm.rti")
 
 DEFAULT_START_DELAY = duration("250 ms")
 JOIN_TIMEOUT_S = 60.0
+#: how long a closing RTI waits for federates it sent last words to to hang up
+LINGER_S = 1.0
 
 
 _MESSAGE, _ABSENT, _NOTICE = Frame.MESSAGE, Frame.ABSENT, Frame.NOTICE
@@ -254,11 +256,21 @@ class RTI:
     def close(self) -> None:
         self.done.set()
         self._gate.close()
+        lingering = []
         for f in self.feds.values():
             if f.outbox and not f.conn.closed:  # last words (e.g. FAILED), best effort
                 with contextlib.suppress(OSError):
                     f.conn.sock.settimeout(1.0)
                     f.conn.sock.sendall(f.outbox)
+                    # Closing with the federate's unread frames (READY) in our buffer
+                    # would reset a TCP connection and drop the last words before they
+                    # are read: half-close, and let the federate hang up first.
+                    f.conn.sock.shutdown(socket.SHUT_WR)
+                    lingering.append(f)
+                    continue
+            f.conn.close()
+        _await_hang_up([f.conn for f in lingering], LINGER_S)
+        for f in lingering:
             f.conn.close()
         self._epoll.close()
         with contextlib.suppress(OSError):
@@ -510,6 +522,29 @@ class RTI:
             else:
                 f.provisional = g
                 self._send(f, Frame.PTAG, transport.pack_tag(g.time, g.microstep))
+
+
+def _await_hang_up(conns: list[Connection], timeout: float) -> None:
+    """Read and drop what each peer still sends until it closes (or the time is up)."""
+    deadline = time.monotonic() + timeout
+    poller = select.poll()
+    by_fd = {c.sock.fileno(): c.sock for c in conns if not c.closed}
+    for fd in by_fd:
+        poller.register(fd, select.POLLIN)
+    while by_fd:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        for fd, _ in poller.poll(left * 1000):
+            try:
+                if by_fd[fd].recv(65536, socket.MSG_DONTWAIT):
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError:
+                pass
+            poller.unregister(fd)
+            del by_fd[fd]
 
 
 def _waits(raw: Any) -> list[Wait]:

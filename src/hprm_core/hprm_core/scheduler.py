@@ -487,7 +487,7 @@ class Scheduler:
                 self.tracer.close()
         if self.failures and self.on_error == "stop":
             name, tag, exc = self.failures[0]
-            raise ReactionError(
+            error = ReactionError(
                 f"reaction {name} raised at tag {tag}: {type(exc).__name__}: {exc}"
                 + (
                     f" (and {len(self.failures) - 1} more failures)"
@@ -495,7 +495,10 @@ class Scheduler:
                     else ""
                 ),
                 self.failures,
-            ) from exc
+            )
+            # Set by hand: mypyc-compiled code drops the cause of `raise ... from exc`.
+            error.__cause__ = exc
+            raise error
 
     def next_event_tag(self) -> Tag:
         """The earliest queued event's tag (``FOREVER`` when none)."""
