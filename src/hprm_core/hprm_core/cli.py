@@ -30,9 +30,13 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core import program
 
-    return program.run_file(
-        args.program, fast=True if args.fast else None, timeout=args.timeout, trace=args.trace
-    )
+    options = dict(fast=True if args.fast else None, timeout=args.timeout, trace=args.trace)
+    cls = program.main_class(args.program)  # a bad file: HprmError, exit code 2 (main)
+    if cls._hprm_main_options.get("federated"):  # type: ignore[attr-defined]
+        from hprm_core.launcher import launch
+
+        return launch(args.program, **options)
+    return program.run_main(cls, **options)
 
 
 def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
@@ -52,7 +56,8 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     import os
 
     from hprm_core.errors import ReactionError
-    from hprm_core.federation import RTI_WAIT_S, FederationError, run_federate
+    from hprm_core.federate import run_federate
+    from hprm_core.federation import RTI_WAIT_S, FederationError
 
     if args.secret_file:
         with open(args.secret_file, encoding="utf-8") as f:
@@ -117,9 +122,13 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--format", choices=["mermaid", "dot"], default="mermaid")
     g.set_defaults(func=_cmd_graph, parser=g)
 
-    f = sub.add_parser("federate", help="run one federate of a federated program")
-    f.add_argument("program", help="Python file defining a @main(federated=True) reactor")
-    f.add_argument("name", help="the federate (top-level reactor) to run")
+    f = sub.add_parser("federate", help="run one federate of a federation")
+    f.add_argument(
+        "program",
+        help="Python file defining a @main(federated=True) reactor, or a @main reactor "
+        "that is one federate on its own (it describes its ports to the RTI)",
+    )
+    f.add_argument("name", help="the federate (top-level reactor) to run, or to name this one")
     f.add_argument("--rti", required=True, help="RTI address: unix:/path or tcp:host:port")
     f.add_argument("--federation", required=True, help="federation id (the RTI's)")
     f.add_argument("--secret-file", help="file holding the shared secret (else $HPRM_SECRET)")
@@ -160,7 +169,7 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, rest)
     # A bad program, option or file (ValueError: a bad value given through the API,
     # e.g. @main's options), not a crash: one line, usage error code.
-    except (HprmError, FileNotFoundError, ValueError) as exc:
+    except (HprmError, FileNotFoundError, ImportError, ValueError) as exc:
         logging.getLogger("hprm").error("%s", exc)
         return 2
 

@@ -55,29 +55,27 @@ import json
 import logging
 import os
 import pickle
-import signal
 import socket
 import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import gatekeeper, transport
 from hprm_core.causality import Wait
-from hprm_core.data_plane import INLINE_KIND, DataPlane, link_options
-from hprm_core.environment import Environment, reaction_specs
+from hprm_core.data_plane import INLINE_KIND, DataPlane
+from hprm_core.environment import Environment
 from hprm_core.errors import AssemblyError, HprmError
-from hprm_core.reactor import PhysicalAction, Port, Reactor
+from hprm_core.reactor import PhysicalAction, Port
 from hprm_core.scheduler import TAG_MARKER, Scheduler
-from hprm_core.tag import FOREVER, NEVER, Duration, Tag, delayed, duration, make_tag
+from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
+from hprm_core.tag import FOREVER, NEVER, Tag, delayed, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
 
 log = logging.getLogger("hprm.federation")
 
-COORDINATIONS = ("centralized", "decentralized")
 RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch order)
 PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
 #: how long a decentralized federate is idle before it tells the RTI (see
@@ -94,141 +92,6 @@ _heappush = heapq.heappush
 
 class FederationError(HprmError):
     """Another federate failed, the RTI went away, or the handshake failed."""
-
-
-@dataclass
-class NetConnection:
-    """One top-level connection between federates; its index is its port id."""
-
-    id: int
-    src: Port
-    dst: Port
-    delay: int | None
-    src_fed: int
-    dst_fed: int
-    needs_absent: bool = False  # destination may be granted provisional tags
-    threshold: int = 65536  # out-of-band (shared memory) from this many bytes
-    serialization: str = "pickle"  # or "safe": the receiver never unpickles
-    peer_to_peer: bool = False  # payloads skip the RTI (decided per run: see FederateCoordinator)
-
-
-@dataclass
-class FederateInfo:
-    id: int
-    name: str
-    reactor: Reactor
-    upstream: list[tuple[int, int | None]] = field(default_factory=list)
-    downstream: list[int] = field(default_factory=list)
-    in_zero_delay_cycle: bool = False
-
-
-class FederatedProgram:
-    """The federation's static structure, derived identically in every process."""
-
-    # coordination: Any, so that a wrong type gets the error below in the compiled build too
-    def __init__(self, main: Reactor, coordination: Any = "centralized") -> None:
-        if coordination not in COORDINATIONS:
-            raise AssemblyError(
-                f"coordination must be one of {COORDINATIONS}, got {coordination!r}"
-            )
-        self.coordination = coordination
-        self.main = main
-        if reaction_specs(main):
-            raise AssemblyError(
-                f"{main.fqn}: the main reactor of a federated program cannot have reactions; "
-                "move them into a federate"
-            )
-        own = [e for e in main._elements if e.name not in ("startup", "shutdown")]
-        if own:
-            raise AssemblyError(
-                f"{main.fqn}: the main reactor of a federated program cannot own "
-                f"{', '.join(e.fqn for e in own)}; move them into a federate"
-            )
-        if not main._children:
-            raise AssemblyError(f"{main.fqn}: a federated program needs at least one federate")
-        self.federates = [
-            FederateInfo(i, child.name or f"fed{i}", child)
-            for i, child in enumerate(main._children)
-        ]
-        self.by_name = {f.name: f for f in self.federates}
-        owner = {id(f.reactor): f.id for f in self.federates}
-        self.connections: list[NetConnection] = []
-        for src, dst, delay in main._connections:
-            sf, df = owner.get(id(src.container)), owner.get(id(dst.container))
-            if sf is None or df is None:
-                raise AssemblyError(
-                    f"connection {src.fqn} -> {dst.fqn}: top-level connections of a federated "
-                    "program must join ports of top-level federates"
-                )
-            threshold, mode = link_options(*main._link_options.get((src, dst), (None, None)))
-            self.connections.append(
-                NetConnection(
-                    len(self.connections), src, dst, delay, sf, df, False, threshold, mode
-                )
-            )
-        for c in self.connections:
-            up = self.federates[c.dst_fed].upstream
-            up.append((c.src_fed, c.delay))
-            if c.dst_fed not in self.federates[c.src_fed].downstream:
-                self.federates[c.src_fed].downstream.append(c.dst_fed)
-        cyclic = self._zero_delay_cycle_members()
-        for f in self.federates:
-            f.in_zero_delay_cycle = f.id in cyclic
-        for c in self.connections:
-            c.needs_absent = c.dst_fed in cyclic
-
-    def per_federate(self, options: dict[str, Any], key: str) -> dict[str, int]:
-        """The ns value of option ``key`` (``stp_offset``, ``busy_poll``) for
-        each federate: one duration for all, or a dict by federate name (the
-        others get 0). STP must cover the latency of the whole path into a
-        federate, including its upstream federates' own STP waits;
-        busy-polling is worth a CPU for some federates only."""
-        option = options.get(key, 0)
-        if not isinstance(option, dict):
-            return dict.fromkeys(self.by_name, duration(option))
-        unknown = sorted(set(option) - set(self.by_name))
-        if unknown:
-            raise AssemblyError(
-                f"{key} names no federate {', '.join(map(repr, unknown))} "
-                f"(federates: {', '.join(self.by_name)})"
-            )
-        return {name: duration(option.get(name, 0)) for name in self.by_name}
-
-    def _zero_delay_cycle_members(self) -> set[int]:
-        """Federates on a cycle of connections without `after` delays."""
-        succ: dict[int, set[int]] = {f.id: set() for f in self.federates}
-        for c in self.connections:
-            if c.delay is None:
-                succ[c.src_fed].add(c.dst_fed)
-
-        def reaches(a: int, b: int) -> bool:
-            seen, stack = set(), [a]
-            while stack:
-                x = stack.pop()
-                for y in succ[x]:
-                    if y == b:
-                        return True
-                    if y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-            return False
-
-        return {f.id for f in self.federates if reaches(f.id, f.id)}
-
-    def describe(self) -> dict[str, Any]:
-        """The part of the structure the RTI needs (it never imports the program)."""
-        return {
-            "coordination": self.coordination,
-            "federates": [
-                {
-                    "id": f.id,
-                    "name": f.name,
-                    "upstream": f.upstream,
-                    "cycle": f.in_zero_delay_cycle,
-                }
-                for f in self.federates
-            ],
-        }
 
 
 class FederateCoordinator:
@@ -326,6 +189,7 @@ class FederateCoordinator:
             env.scheduler.idle_poll = PHYSICAL_NET_POLL_S
         by_port: dict[Port, list[NetConnection]] = {}
         for c in self.out_conns:
+            assert c.src is not None  # our own end: built in this process
             by_port.setdefault(c.src, []).append(c)
         # The network outputs each reaction may write (through its effects' fan-out).
         writes = {
@@ -342,9 +206,11 @@ class FederateCoordinator:
         self._gate_template: list[tuple[int, Port, int]] = []
         for c in self.in_ports.values():
             if c.needs_absent:
-                readers = [r.index for r in env.reactions if c.dst in r.readable]
+                dst = c.dst
+                assert dst is not None
+                readers = [r.index for r in env.reactions if dst in r.readable]
                 first = min(readers, default=len(env.reactions))
-                self._gate_template.append((first, c.dst, c.id))
+                self._gate_template.append((first, dst, c.id))
         self._gate_template.sort(key=lambda x: x[0])
         self._writers: dict[int, int] = {}  # port id -> highest index of a reaction writing it
         for c in self._needs_absent_out:
@@ -368,7 +234,7 @@ class FederateCoordinator:
                     waits.append(
                         Wait(
                             inp=cid,
-                            via=f"{c.src.fqn} -> {port.fqn}",
+                            via=f"{c.src_name} -> {port.fqn}",
                             out=d.id,
                             reader=by_index[first].fqn,
                             writer=by_index[last].fqn,
@@ -384,7 +250,8 @@ class FederateCoordinator:
             (c.threshold, c.serialization) != (first.threshold, first.serialization) for c in conns
         ):
             raise AssemblyError(
-                f"{first.src.fqn}: connections from one port must share threshold and serialization"
+                f"{first.src_name}: connections from one port must share threshold and "
+                "serialization"
             )
         receivers = [c.dst_fed for c in conns]
 
@@ -478,7 +345,7 @@ class FederateCoordinator:
             )
             if p is not None
         ]
-        self.rti = self._connect_rti(hello)
+        self.rti = connect_rti(self.rti_address, self.secret, hello, self.rti_wait, self.me.name)
         try:
             if self.rti.is_tcp:
                 self._sync_clock()
@@ -522,26 +389,6 @@ class FederateCoordinator:
             start["start_time"],
         )
         return int(start["start_time"])
-
-    def _connect_rti(self, hello: dict[str, Any]) -> Connection:
-        """Connect to the RTI, waiting up to ``rti_wait`` seconds for it to
-        listen: a launch system may start federates before their RTI. Only
-        "nobody listens there (yet)" is retried; a refusal is final."""
-        deadline = time.monotonic() + self.rti_wait
-        said = False
-        while True:
-            try:
-                conn, _ = transport.connect(self.rti_address, self.secret, hello)
-                return conn
-            except ConnectionError as exc:
-                if time.monotonic() >= deadline:
-                    raise FederationError(
-                        f"no RTI at {self.rti_address} after {self.rti_wait:g} s ({exc})"
-                    ) from None
-                if not said:
-                    said = True
-                    log.info("%s: waiting for the RTI at %s", self.me.name, self.rti_address)
-                time.sleep(0.05)
 
     def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
         with sched._lock:
@@ -897,8 +744,8 @@ class FederateCoordinator:
                 log.error(
                     "%s: dropped a message on %s -> %s at tag %s: %s",
                     self.me.name,
-                    c.src.fqn,
-                    c.dst.fqn,
+                    c.src_name,
+                    c.dst_name,
                     tag.elapsed(sched.start_time),
                     exc,
                 )
@@ -907,6 +754,7 @@ class FederateCoordinator:
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
             self.last_net = None
+            assert c.dst is not None
             sched.schedule_network(c.dst, tag, value)
         elif kind is Frame.TAG or kind is Frame.PTAG:
             # No lock, no notification: this runs in the scheduler thread,
@@ -1054,6 +902,7 @@ class FederateCoordinator:
                             known_tags[cid] = tag
                             self.last_net = None  # as in _handle_message
                             sched._seq += 1
+                            assert c.dst is not None
                             _heappush(events, (t, m, sched._seq, c.dst, value))
                             sched._rechoose = True
                             if not conn.has_buffered_frame():
@@ -1100,93 +949,22 @@ class FederateCoordinator:
         )
 
 
-def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
-    """Ctrl-C or SIGTERM (what ``hprm run`` sends its federates on Ctrl-C, and
-    what launch systems send to stop a node): stop the whole federation at one
-    tag, so every federate runs its shutdown reactions (a driver halting its
-    motors, say). A second signal ends the process at once. Returns a function
-    that puts the previous handlers back. Main thread only; elsewhere a no-op."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-    signals = (signal.SIGINT, signal.SIGTERM)
-    previous = {s: signal.getsignal(s) for s in signals}
-
-    def restore() -> None:
-        for s, handler in previous.items():
-            signal.signal(s, handler)
-
-    def on_signal(signum: int, frame: Any) -> None:
-        restore()  # the next one is not caught
-        if not sched.running:  # still joining: nothing to stop cleanly yet
-            raise KeyboardInterrupt
-        log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
-        # request_stop takes the scheduler's lock: never from inside a handler
-        # that may have interrupted the very code holding it.
-        threading.Thread(target=sched.request_stop, name=f"{name}-stop", daemon=True).start()
-
-    for s in signals:
-        signal.signal(s, on_signal)
-    return restore
-
-
-def run_federate(
-    program_path: str,
-    name: str,
-    *,
-    rti: str,
-    secret: bytes,
-    federation: str,
-    fast: bool | None = None,
-    timeout: Duration = None,
-    trace: Any = None,
-    listen_dir: str | None = None,
-    rti_wait: float = RTI_WAIT_S,
-) -> int:
-    """Run one federate of a program file; returns a process exit code.
-    ``rti_wait``: seconds to wait for the RTI to listen (start order)."""
-    from hprm_core.program import main_class
-
-    cls = main_class(program_path)
-    opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
-    program = FederatedProgram(cls(), opts.get("coordination", "centralized"))
-    if name not in program.by_name:
-        known = ", ".join(program.by_name)
-        raise FederationError(f"{program_path} has no federate {name!r} (federates: {known})")
-    me = program.by_name[name]
-    coordinator = FederateCoordinator(
-        program,
-        me,
-        rti=rti,
-        secret=secret,
-        federation=federation,
-        stp_offset=program.per_federate(opts, "stp_offset")[name],
-        listen_dir=listen_dir,
-        rti_wait=rti_wait,
-    )
-    if program.coordination == "decentralized" and (fast or opts.get("fast")):
-        raise FederationError("fast mode cannot be used with decentralized coordination")
-    env = Environment(
-        me.reactor,
-        fast=bool(opts.get("fast") if fast is None else fast),
-        timeout=opts.get("timeout") if timeout is None else timeout,
-        keepalive=opts.get("keepalive"),
-        on_error=opts.get("on_error", "stop"),
-        trace=trace,
-        coordinator=coordinator,
-        busy_poll=program.per_federate(opts, "busy_poll")[name],
-    )
-    coordinator.sched = env.scheduler
-    coordinator.wire(env)
-    restore = _stop_on_signals(env.scheduler, name)
-    try:
-        env.run()
-    except KeyboardInterrupt:  # a signal while joining, or a second one (not caught)
-        started = env.scheduler.start_time != 0
-        why = "again while stopping" if started else "before the federation started"
-        raise FederationError(f"interrupted {why}") from None
-    finally:
-        restore()
-        coordinator.close()
-    if coordinator.failure is not None:
-        raise FederationError(coordinator.failure)
-    return 0
+def connect_rti(
+    address: str, secret: bytes, hello: dict[str, Any], wait: float, name: str
+) -> Connection:
+    """Connect to the RTI, waiting up to ``wait`` seconds for it to listen:
+    a launch system may start federates before their RTI. Only "nobody
+    listens there (yet)" is retried; a refusal is final."""
+    deadline = time.monotonic() + wait
+    said = False
+    while True:
+        try:
+            conn, _ = transport.connect(address, secret, hello)
+            return conn
+        except ConnectionError as exc:
+            if time.monotonic() >= deadline:
+                raise FederationError(f"no RTI at {address} after {wait:g} s ({exc})") from None
+            if not said:
+                said = True
+                log.info("%s: waiting for the RTI at %s", name, address)
+            time.sleep(0.05)

@@ -40,8 +40,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from hprm_core.federation import FederatedProgram
 from hprm_core.program import main_class
+from hprm_core.structure import FederatedProgram
 from hprm_core.tag import Duration
 
 GRACE_S = 3.0
@@ -89,7 +89,7 @@ class Launch:
         self.program = str(Path(program).resolve())
         cls = main_class(self.program)
         opts = cls._hprm_main_options  # type: ignore[attr-defined]
-        structure = FederatedProgram(cls(), opts.get("coordination", "centralized"))
+        structure = FederatedProgram.from_main(cls(), opts.get("coordination", "centralized"))
         for key in ("stp_offset", "busy_poll"):  # a misspelt federate name fails here, once
             structure.per_federate(opts, key)
         self.names = [f.name for f in structure.federates]

@@ -170,28 +170,27 @@ def load_main(path: str | Path) -> Reactor:
     return main_class(path)()
 
 
-def run_file(
-    path: str | Path,
+def run_main(
+    cls: type[Reactor],
     *,
     fast: bool | None = None,
     timeout: Duration = None,
     trace: Any = None,
 ) -> int:
-    """Run a program file with its ``@main`` options overridden by the given
-    ones; return a process exit code (0 ok, 1 a reaction failed, 2 bad program)."""
+    """Run a program's (not federated) main reactor class with its ``@main``
+    options overridden by the given ones; return a process exit code (0 ok,
+    1 a reaction failed, 2 bad program). A federated program is the
+    launcher's to run (``hprm run`` picks)."""
+    opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
+    if opts.get("federated"):
+        raise HprmError(f"{cls.__name__} is a federated program: run it with hprm_core.launcher")
+    for k in _FEDERATION_OPTIONS:
+        opts.pop(k, None)
+    if fast is not None:
+        opts["fast"] = fast
+    if timeout is not None:
+        opts["timeout"] = timeout
     try:
-        cls = main_class(path)
-        opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
-        if opts.get("federated"):
-            from hprm_core.launcher import launch
-
-            return launch(path, fast=fast, timeout=timeout, trace=trace)
-        for k in _FEDERATION_OPTIONS:
-            opts.pop(k, None)
-        if fast is not None:
-            opts["fast"] = fast
-        if timeout is not None:
-            opts["timeout"] = timeout
         log.info("running %s (%s)", cls.__name__, ", ".join(f"{k}={v}" for k, v in opts.items()))
         run(cls(), trace=trace, **opts)
     except ReactionError as exc:

@@ -48,9 +48,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import transport
+from hprm_core.assembly import Assembly
 from hprm_core.causality import Wait, find_loop
+from hprm_core.errors import AssemblyError
 from hprm_core.gatekeeper import Gatekeeper
 from hprm_core.grants import grants
+from hprm_core.structure import COORDINATIONS
 from hprm_core.tag import NEVER, Tag, duration, make_tag
 from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
 
@@ -102,11 +105,19 @@ class RTI:
         self,
         address: str,
         *,
-        federates: int,
+        federates: int | list[str],
         secret: bytes,
         federation: str,
         start_delay: int = DEFAULT_START_DELAY,
+        coordination: str = "centralized",
+        after: dict[str, int] | None = None,
     ) -> None:
+        # A count: every federate brings the structure (one program file). Names:
+        # federates started on their own describe themselves first (assembly.py).
+        self.assembly: Assembly | None = None
+        if isinstance(federates, list):
+            self.assembly = Assembly(federates, coordination=coordination, after=after)
+            federates = len(federates)
         self.expected = federates
         self.secret = secret
         self.federation = federation
@@ -141,6 +152,15 @@ class RTI:
     def _check_hello(self, hello: dict[str, Any]) -> str | None:
         if hello.get("federation") != self.federation:
             return "this RTI serves another federation"
+        if "describe" in hello:
+            if self.assembly is None:
+                return (
+                    "this RTI was given a number of federates, so each must bring the "
+                    "federation's structure; start it with --federates NAME,NAME,... for "
+                    "federates that describe themselves"
+                )
+            with self.lock:
+                return self.assembly.check(hello)
         fid = hello.get("federate")
         if not isinstance(fid, int) or not 0 <= fid < self.expected:
             return f"federate id {fid!r} out of range (federation has {self.expected})"
@@ -148,6 +168,8 @@ class RTI:
             if fid in self.feds:
                 return f"federate {fid} ({hello.get('name')}) is already connected"
             structure = hello.get("structure")
+            if self.assembly is not None and self.structure is None:
+                return "joined before every federate described itself"
             if self.structure is None:
                 if (
                     not isinstance(structure, dict)
@@ -167,7 +189,27 @@ class RTI:
             self._joining.append((conn, hello))
         os.eventfd_write(self._wakefd, 1)
 
+    def _describe(self, conn: Connection, hello: dict[str, Any]) -> None:
+        assert self.assembly is not None
+        try:
+            graph = self.assembly.add(conn, hello)
+        except AssemblyError as exc:
+            reason = f"cannot assemble the federation: {exc}"
+            log.error("%s", reason)
+            self.failure = reason
+            self.exit_code = 1
+            self.assembly.fail(reason)
+            self.done.set()
+            return
+        if graph is not None:
+            with self.lock:  # as the federates' hellos will carry it (through JSON)
+                self.structure = json.loads(json.dumps(graph.describe()))
+                self.coordination = graph.coordination
+
     def _register(self, conn: Connection, hello: dict[str, Any]) -> None:
+        if "describe" in hello:
+            self._describe(conn, hello)
+            return
         fid = hello["federate"]
         assert self.structure is not None
         desc = self.structure["federates"][fid]
@@ -231,6 +273,10 @@ class RTI:
                     JOIN_TIMEOUT_S,
                 )
                 self._broadcast_failure("not every federate joined in time")
+                if self.assembly is not None and self.assembly.missing():
+                    missing = ", ".join(self.assembly.missing())
+                    log.error("never described themselves: %s", missing)
+                    self.assembly.fail(f"federate(s) {missing} never described themselves")
                 self.exit_code = 1
                 break
             for fd, events in ep.poll(1.0):
@@ -256,6 +302,8 @@ class RTI:
     def close(self) -> None:
         self.done.set()
         self._gate.close()
+        if self.assembly is not None:
+            self.assembly.fail("the RTI stopped before every federate described itself")
         lingering = []
         for f in self.feds.values():
             if f.outbox and not f.conn.closed:  # last words (e.g. FAILED), best effort
@@ -563,8 +611,30 @@ def _waits(raw: Any) -> list[Wait]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="hprm rti", description="Run the RTI of a federation")
     p.add_argument("--address", required=True, help="unix:/path or tcp:host:port")
-    p.add_argument("--federates", type=int, required=True)
+    p.add_argument(
+        "--federates",
+        type=_federates_arg,
+        required=True,
+        metavar="N | NAME,NAME,...",
+        help="how many federates (each brings the structure of their common program), or "
+        "their names in id order (each describes its ports; connections are matched by topic)",
+    )
     p.add_argument("--federation", required=True, help="federation id shared with the federates")
+    p.add_argument(
+        "--coordination",
+        choices=COORDINATIONS,
+        default="centralized",
+        help="with --federates NAME,...: how the federation is coordinated",
+    )
+    p.add_argument(
+        "--after",
+        action="append",
+        default=[],
+        type=_after_arg,
+        metavar="TOPIC=DURATION",
+        help="with --federates NAME,...: a logical delay on every connection of TOPIC "
+        "(repeatable; breaks a zero-delay cycle)",
+    )
     p.add_argument("--start-delay", default="250 ms")
     p.add_argument(
         "--remove-dir",
@@ -577,17 +647,24 @@ def main(argv: list[str] | None = None) -> int:
     if not secret:
         print("hprm rti: set HPRM_SECRET to the federation's shared secret", file=sys.stderr)
         return 2
-    rti = RTI(
-        args.address,
-        federates=args.federates,
-        secret=secret.encode(),
-        federation=args.federation,
-        start_delay=duration(args.start_delay),
-    )
+    if isinstance(args.federates, int) and (args.after or args.coordination != "centralized"):
+        p.error("--coordination and --after go with --federates NAME,NAME,...")
+    try:
+        rti = RTI(
+            args.address,
+            federates=args.federates,
+            secret=secret.encode(),
+            federation=args.federation,
+            start_delay=duration(args.start_delay),
+            coordination=args.coordination,
+            after=dict(args.after),
+        )
+    except AssemblyError as exc:
+        p.error(str(exc))
     # Before the address is announced: whoever reads it may signal at once.
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
-        log.info("RTI listening on %s for %d federates", rti.address, args.federates)
+        log.info("RTI listening on %s for %d federates", rti.address, rti.expected)
         print(f"RTI_ADDRESS {rti.address}", flush=True)
         code = rti.serve()
         signal.signal(signal.SIGTERM, previous)
@@ -603,6 +680,30 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if args.remove_dir:
             shutil.rmtree(args.remove_dir, ignore_errors=True)
+
+
+def _federates_arg(text: str) -> int | list[str]:
+    if text.isdigit():
+        if int(text) < 1:
+            raise argparse.ArgumentTypeError("a federation needs at least one federate")
+        return int(text)
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty federate name in {text!r}")
+    return names
+
+
+def _after_arg(text: str) -> tuple[str, int]:
+    topic, eq, delay = text.partition("=")
+    if not eq or not topic:
+        raise argparse.ArgumentTypeError(f"expected TOPIC=DURATION, got {text!r}")
+    try:
+        ns = duration(delay)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+    if ns < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: a delay must be >= 0")
+    return topic, ns
 
 
 def _terminate(signum: int, frame: Any) -> None:

@@ -65,6 +65,7 @@ class Frame(enum.IntEnum):
     REJECT = 4  # utf-8 reason
     START = 5  # json: start time, peers
     READY = 6  # (empty): clock synchronized, ready for START
+    GRAPH = 7  # json: the federation the RTI assembled from the federates' self-descriptions
     NET = 10  # tag: next event tag
     LTC = 11  # tag: latest tag complete
     TAG = 12  # tag: tag advance grant

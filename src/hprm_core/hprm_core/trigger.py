@@ -134,7 +134,8 @@ class Port(_Trigger):
 
     kind = "port"
 
-    def __init__(self, width: Any = None) -> None:  # Any: checked here, with a clear error
+    # Any: checked here, with a clear error
+    def __init__(self, width: Any = None, *, topic: Any = None, msg_type: Any = None) -> None:
         super().__init__()
         self.channels: list[Port] = []
         if width is not None:
@@ -142,6 +143,14 @@ class Port(_Trigger):
                 raise AssemblyError(f"multiport width must be a positive int, got {width!r}")
             self.channels = [type(self)() for _ in range(width)]
         self.width: int | None = width
+        if topic is not None and (not isinstance(topic, str) or not topic):
+            raise AssemblyError(f"a port's topic must be a non-empty string, got {topic!r}")
+        #: the name federates started on their own match ports by (default: the
+        #: port's name); a ported ROS 2 node's publisher or subscription topic
+        self.topic: str | None = topic
+        #: what the port carries, as a name ("std_msgs/msg/String"); two ports
+        #: matched by topic must agree on it where both say
+        self.msg_type: str | None = None if msg_type is None else type_name(msg_type)
         # Filled at assembly: ports reached through zero-delay connections
         # (self included), and delayed destinations.
         self._fanout: tuple[Port, ...] = (self,)
@@ -206,8 +215,23 @@ class Port(_Trigger):
         return untap
 
 
+def type_name(t: Any) -> str:
+    """The name of a message type: a string as given, a ROS 2 message class as
+    ``pkg/msg/Name`` (what ``ros2 topic info`` shows), another class as
+    ``module.QualName``."""
+    if isinstance(t, str):
+        return t
+    if not isinstance(t, type):
+        raise AssemblyError(f"msg_type must be a type or a type name, got {t!r}")
+    parts = t.__module__.split(".")
+    if len(parts) >= 3 and parts[1] in ("msg", "srv", "action") and parts[2].startswith("_"):
+        return f"{parts[0]}/{parts[1]}/{t.__name__}"
+    return f"{t.__module__}.{t.__qualname__}"
+
+
 class Input(Port):
-    """An input port (``Input(width=N)`` for a multiport)."""
+    """An input port (``Input(width=N)`` for a multiport; ``topic=`` and
+    ``msg_type=`` for a federate that describes itself to its RTI)."""
 
     kind = "input"
 

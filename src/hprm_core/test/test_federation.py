@@ -871,12 +871,12 @@ def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
 def test_an_unknown_coordination_is_refused_with_its_value(coordination):
     # In the compiled build too, whose argument checks would otherwise answer
     # None or 5 with a bare TypeError.
-    from hprm_core.federation import FederatedProgram
     from hprm_core.program import load_main
+    from hprm_core.structure import FederatedProgram
 
     top = load_main(EXAMPLES / "federated_pipeline.py")
     with pytest.raises(AssemblyError, match=re.escape(f"got {coordination!r}")):
-        FederatedProgram(top, coordination)
+        FederatedProgram.from_main(top, coordination)
 
 
 def _by_hand(tmp_path, program, names, federation, *extra, env=None, rti_address=None):

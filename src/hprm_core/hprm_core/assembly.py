@@ -1,0 +1,107 @@
+"""The RTI's first phase for federates started on their own: collect each
+one's self-description, match the ports by topic, hand the graph back.
+
+A launch description knows the federate names and how to start each node,
+but not the ports: a ported node creates them in its ``__init__``. So each
+federate process, once built, connects and describes its ports (see
+:func:`hprm_core.federate.describe_self`); when every expected name has, the
+:class:`Assembly` derives the :class:`~hprm_core.structure.FederationGraph`
+(or refuses it: two ends of a topic that disagree on its type are named)
+and answers every describer with it. The federates then join as federates
+of any program do, and the RTI checks their structure against this graph.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from typing import Any
+
+from hprm_core.errors import AssemblyError
+from hprm_core.structure import COORDINATIONS, FederationGraph
+from hprm_core.transport import Connection, Frame
+
+log = logging.getLogger("hprm.rti")
+
+_PORT_KEYS = {"port": str, "direction": str, "topic": str}
+
+
+class Assembly:
+    """Self-descriptions of the federates named ``names`` (in id order)."""
+
+    def __init__(
+        self,
+        names: list[str],
+        *,
+        coordination: str = "centralized",
+        after: dict[str, int] | None = None,
+    ) -> None:
+        if coordination not in COORDINATIONS:
+            raise AssemblyError(
+                f"coordination must be one of {COORDINATIONS}, got {coordination!r}"
+            )
+        FederationGraph(list(names), [], coordination)  # names checked once, here
+        self.names = list(names)
+        self.coordination = coordination
+        self.after = dict(after or {})
+        self._ports: dict[str, list[dict[str, Any]]] = {}
+        self._waiting: list[Connection] = []  # describers, until answered
+        self.graph: FederationGraph | None = None
+
+    def check(self, hello: dict[str, Any]) -> str | None:
+        """Why a description is refused at the handshake, or None."""
+        name = hello.get("name")
+        if name not in self.names:
+            return f"no federate {name!r} in this federation (federates: {', '.join(self.names)})"
+        if name in self._ports or self.graph is not None:
+            return f"federate {name} already described itself"
+        ports = hello.get("describe")
+        if not isinstance(ports, list) or not all(
+            isinstance(p, dict)
+            and all(isinstance(p.get(k), t) for k, t in _PORT_KEYS.items())
+            and p["direction"] in ("in", "out")
+            and isinstance(p.get("msg_type"), (str, type(None)))
+            for p in ports
+        ):
+            return f"federate {name}: malformed port description"
+        return None
+
+    def add(self, conn: Connection, hello: dict[str, Any]) -> FederationGraph | None:
+        """Keep one description; once all are in, the graph. Raises
+        AssemblyError (naming both ends of a mismatch) when there is none."""
+        name = hello["name"]
+        if name in self._ports or self.graph is not None:  # raced past check()
+            conn.send(Frame.REJECT, f"federate {name} already described itself".encode())
+            conn.close()
+            return None
+        self._ports[name] = hello["describe"]
+        self._waiting.append(conn)
+        log.info("federate %s described itself (%d/%d)", name, len(self._ports), len(self.names))
+        if len(self._ports) < len(self.names):
+            return None
+        self.graph = FederationGraph.from_descriptions(
+            self.names,
+            self._ports,
+            coordination=self.coordination,
+            after=self.after,
+        )
+        for c in self.graph.connections:
+            log.info("  %s -> %s (topic %s)", c.src, c.dst, c.topic)
+        self._answer(Frame.GRAPH, json.dumps(self.graph.to_json()).encode())
+        return self.graph
+
+    def missing(self) -> list[str]:
+        return [n for n in self.names if n not in self._ports]
+
+    def fail(self, reason: str) -> None:
+        """Tell every federate still waiting for the graph why there is none."""
+        self._answer(Frame.FAILED, reason.encode())
+
+    def _answer(self, kind: Frame, payload: bytes) -> None:
+        waiting, self._waiting = self._waiting, []
+        for conn in waiting:
+            with contextlib.suppress(OSError):
+                conn.sock.settimeout(1.0)
+                conn.send(kind, payload)
+            conn.close()

@@ -1,0 +1,190 @@
+"""One federate process: what ``hprm federate PROGRAM NAME`` runs.
+
+Two kinds of program file make a federate:
+
+- a ``@main(federated=True)`` program: the process builds the whole tree,
+  derives the federation from it (every process derives the same one) and
+  runs the top-level reactor called ``NAME``;
+- a program whose ``@main`` is one ordinary reactor, started on its own (one
+  executable per node, as ``ros2 launch`` starts nodes): the process builds
+  only that reactor, names it ``NAME``, describes its ports to the RTI, and
+  gets the federation back, matched by topic across every federate the RTI
+  was told of (``hprm rti --federates camera,detector``).
+
+Example, by hand (``camera.py`` and ``detector.py`` each have a ``@main``
+reactor, one with ``Output(topic="/image")``, the other ``Input(topic="/image")``)::
+
+    HPRM_SECRET=s hprm rti --address unix:/tmp/f/rti.sock --federation f \\
+        --federates camera,detector &
+    HPRM_SECRET=s hprm federate camera.py camera --rti unix:/tmp/f/rti.sock --federation f &
+    HPRM_SECRET=s hprm federate detector.py detector --rti unix:/tmp/f/rti.sock --federation f
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from hprm_core.environment import Environment
+from hprm_core.errors import HprmError
+from hprm_core.federation import (
+    RTI_WAIT_S,
+    FederateCoordinator,
+    FederationError,
+    connect_rti,
+)
+from hprm_core.reactor import Reactor
+from hprm_core.scheduler import Scheduler
+from hprm_core.structure import FederatedProgram, FederationGraph, describe_ports
+from hprm_core.tag import Duration
+from hprm_core.transport import Frame
+
+log = logging.getLogger("hprm.federation")
+
+
+def run_federate(
+    program_path: str,
+    name: str,
+    *,
+    rti: str,
+    secret: bytes,
+    federation: str,
+    fast: bool | None = None,
+    timeout: Duration = None,
+    trace: Any = None,
+    listen_dir: str | None = None,
+    rti_wait: float = RTI_WAIT_S,
+) -> int:
+    """Run one federate of a program file; returns a process exit code.
+    ``rti_wait``: seconds to wait for the RTI to listen (start order)."""
+    from hprm_core.program import main_class
+
+    cls = main_class(program_path)
+    opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
+    if opts.get("federated"):
+        program = FederatedProgram.from_main(cls(), opts.get("coordination", "centralized"))
+        if name not in program.by_name:
+            known = ", ".join(program.by_name)
+            raise FederationError(f"{program_path} has no federate {name!r} (federates: {known})")
+    else:
+        reactor = cls()
+        reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
+        graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
+        wanted = opts.get("coordination")
+        if wanted is not None and wanted != graph.coordination:
+            raise FederationError(
+                f"{program_path} asks for {wanted} coordination; "
+                f"the RTI runs the federation {graph.coordination}"
+            )
+        program = FederatedProgram(graph, {name: reactor})
+    me = program.by_name[name]
+    assert me.reactor is not None
+    coordinator = FederateCoordinator(
+        program,
+        me,
+        rti=rti,
+        secret=secret,
+        federation=federation,
+        stp_offset=program.per_federate(opts, "stp_offset")[name],
+        listen_dir=listen_dir,
+        rti_wait=rti_wait,
+    )
+    if program.coordination == "decentralized" and (fast or opts.get("fast")):
+        raise FederationError("fast mode cannot be used with decentralized coordination")
+    env = Environment(
+        me.reactor,
+        fast=bool(opts.get("fast") if fast is None else fast),
+        timeout=opts.get("timeout") if timeout is None else timeout,
+        keepalive=opts.get("keepalive"),
+        on_error=opts.get("on_error", "stop"),
+        trace=trace,
+        coordinator=coordinator,
+        busy_poll=program.per_federate(opts, "busy_poll")[name],
+    )
+    coordinator.sched = env.scheduler
+    coordinator.wire(env)
+    restore = _stop_on_signals(env.scheduler, name)
+    try:
+        env.run()
+    except KeyboardInterrupt:  # a signal while joining, or a second one (not caught)
+        started = env.scheduler.start_time != 0
+        why = "again while stopping" if started else "before the federation started"
+        raise FederationError(f"interrupted {why}") from None
+    finally:
+        restore()
+        coordinator.close()
+    if coordinator.failure is not None:
+        raise FederationError(coordinator.failure)
+    return 0
+
+
+def describe_self(
+    reactor: Reactor,
+    name: str,
+    rti: str,
+    secret: bytes,
+    federation: str,
+    rti_wait: float = RTI_WAIT_S,
+) -> FederationGraph:
+    """Tell the RTI our ports; wait for the graph it assembles once every
+    federate it expects has done the same. Why a connection of its own: the
+    join that follows is the one every federate makes, unchanged, with the
+    structure now known."""
+    hello = {
+        "federation": federation,
+        "name": name,
+        "describe": describe_ports(reactor),
+        "pid": os.getpid(),
+    }
+    conn = connect_rti(rti, secret, hello, rti_wait, name)
+    try:
+        conn.sock.settimeout(None)  # the RTI answers once all described, or fails them all
+        kind, payload = conn.recv()
+    except (EOFError, OSError) as exc:
+        raise FederationError(
+            f"lost the RTI at {rti} while it assembled the federation ({exc})"
+        ) from None
+    finally:
+        conn.close()
+    if kind == Frame.FAILED:
+        raise FederationError(bytes(payload).decode())
+    if kind != Frame.GRAPH:
+        raise FederationError(f"RTI sent {kind.name} instead of the federation graph")
+    try:
+        return FederationGraph.from_json(json.loads(bytes(payload)))
+    except (ValueError, HprmError) as exc:
+        raise FederationError(f"the RTI sent a malformed federation graph: {exc}") from None
+
+
+def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
+    """Ctrl-C or SIGTERM (what ``hprm run`` sends its federates on Ctrl-C, and
+    what launch systems send to stop a node): stop the whole federation at one
+    tag, so every federate runs its shutdown reactions (a driver halting its
+    motors, say). A second signal ends the process at once. Returns a function
+    that puts the previous handlers back. Main thread only; elsewhere a no-op."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    signals = (signal.SIGINT, signal.SIGTERM)
+    previous = {s: signal.getsignal(s) for s in signals}
+
+    def restore() -> None:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+    def on_signal(signum: int, frame: Any) -> None:
+        restore()  # the next one is not caught
+        if not sched.running:  # still joining: nothing to stop cleanly yet
+            raise KeyboardInterrupt
+        log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
+        # request_stop takes the scheduler's lock: never from inside a handler
+        # that may have interrupted the very code holding it.
+        threading.Thread(target=sched.request_stop, name=f"{name}-stop", daemon=True).start()
+
+    for s in signals:
+        signal.signal(s, on_signal)
+    return restore

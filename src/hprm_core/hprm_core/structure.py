@@ -1,0 +1,387 @@
+"""A federation's structure as plain data, and its two builders.
+
+A federation is its federates (by name, in id order) and the connections
+between their ports. :class:`FederationGraph` holds exactly that, as data
+that goes into JSON and back, so it can come from either of two places:
+
+- a program whose ``@main(federated=True)`` builds every federate in one tree
+  (:meth:`FederationGraph.from_main`): every process imports the same file
+  and derives the same graph;
+- federates started as separate executables (``ros2 launch``, or by hand),
+  each knowing only its own ports once its ``__init__`` ran: each describes
+  them to the RTI (:func:`describe_ports`), and the RTI, given the list of
+  federate names, matches outputs to inputs by topic
+  (:meth:`FederationGraph.from_descriptions`) and hands the graph back.
+
+:class:`FederatedProgram` is the graph bound to the reactors one process
+built: the federate coordinator's view (connection ids, who is upstream of
+whom, which connections sit in zero-delay cycles). The RTI only ever sees
+:meth:`FederationGraph.describe`, never a reactor.
+
+Example::
+
+    >>> graph = FederationGraph.from_descriptions(
+    ...     ["camera", "detector"],
+    ...     {"camera": [{"port": "image", "direction": "out", "topic": "/image",
+    ...                  "msg_type": "sensor_msgs/msg/Image"}],
+    ...      "detector": [{"port": "image", "direction": "in", "topic": "/image",
+    ...                    "msg_type": "sensor_msgs/msg/Image"}]})
+    >>> [(c.src, c.dst) for c in graph.connections]
+    [('camera.image', 'detector.image')]
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from hprm_core.data_plane import link_options
+from hprm_core.environment import reaction_specs
+from hprm_core.errors import AssemblyError
+from hprm_core.reactor import Port, Reactor
+from hprm_core.tag import duration
+
+COORDINATIONS = ("centralized", "decentralized")
+
+
+@dataclass(frozen=True)
+class ConnectionSpec:
+    """One connection between two federates' ports, by name (``"federate.port"``)."""
+
+    src: str
+    dst: str
+    after: int | None = None  # logical delay in ns; None: no delay (not even a microstep)
+    threshold: int | None = None  # out-of-band (shared memory) from this many bytes
+    serialization: str | None = None  # "pickle" (default) or "safe"
+    topic: str | None = None  # the topic it was matched by, for messages
+
+    @property
+    def src_federate(self) -> str:
+        return self.src.split(".", 1)[0]
+
+    @property
+    def dst_federate(self) -> str:
+        return self.dst.split(".", 1)[0]
+
+
+@dataclass
+class FederationGraph:
+    """Federates (names, id order) and connections: everything the RTI and
+    every federate must agree on, as data."""
+
+    federates: list[str]
+    connections: list[ConnectionSpec] = field(default_factory=list)
+    coordination: str = "centralized"
+    #: prefix of port names in messages (the main reactor's name, where there is one)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.coordination not in COORDINATIONS:
+            raise AssemblyError(
+                f"coordination must be one of {COORDINATIONS}, got {self.coordination!r}"
+            )
+        if not self.federates:
+            raise AssemblyError("a federation needs at least one federate")
+        seen: set[str] = set()
+        for n in self.federates:
+            if not isinstance(n, str) or not n or "." in n:
+                raise AssemblyError(f"federate names are non-empty, without '.', got {n!r}")
+            if n in seen:
+                raise AssemblyError(f"federate {n!r} is named twice")
+            seen.add(n)
+        for c in self.connections:
+            for end in (c.src, c.dst):
+                if end.split(".", 1)[0] not in seen or "." not in end:
+                    raise AssemblyError(
+                        f"connection {c.src} -> {c.dst}: {end!r} is not 'federate.port' "
+                        f"of a federate in {self.federates}"
+                    )
+
+    # -- builders -----------------------------------------------------------------
+
+    @classmethod
+    def from_main(cls, main: Reactor, coordination: Any = "centralized") -> FederationGraph:
+        """The graph of a ``@main(federated=True)`` program: its top-level
+        reactors are the federates, its top-level connections theirs."""
+        if reaction_specs(main):
+            raise AssemblyError(
+                f"{main.fqn}: the main reactor of a federated program cannot have reactions; "
+                "move them into a federate"
+            )
+        own = [e for e in main._elements if e.name not in ("startup", "shutdown")]
+        if own:
+            raise AssemblyError(
+                f"{main.fqn}: the main reactor of a federated program cannot own "
+                f"{', '.join(e.fqn for e in own)}; move them into a federate"
+            )
+        if not main._children:
+            raise AssemblyError(f"{main.fqn}: a federated program needs at least one federate")
+        names = {id(child): child.name or f"fed{i}" for i, child in enumerate(main._children)}
+        connections = []
+        for src, dst, delay in main._connections:
+            sf, df = names.get(id(src.container)), names.get(id(dst.container))
+            if sf is None or df is None:
+                raise AssemblyError(
+                    f"connection {src.fqn} -> {dst.fqn}: top-level connections of a federated "
+                    "program must join ports of top-level federates"
+                )
+            threshold, mode = main._link_options.get((src, dst), (None, None))
+            link_options(threshold, mode)  # refused here, by name, if wrong
+            connections.append(
+                ConnectionSpec(f"{sf}.{src.name}", f"{df}.{dst.name}", delay, threshold, mode)
+            )
+        return cls(list(names.values()), connections, coordination, main.fqn)
+
+    @classmethod
+    def from_descriptions(
+        cls,
+        federates: list[str],
+        ports: dict[str, list[dict[str, Any]]],
+        *,
+        coordination: str = "centralized",
+        after: dict[str, int] | None = None,
+    ) -> FederationGraph:
+        """Match every output to every input of the same topic, across
+        federates (a federate's own output to its own input stays inside it).
+        ``after``: a logical delay per topic, e.g. to break a zero-delay cycle.
+        Two ends that disagree on a topic's message type are refused, naming both."""
+        missing = [n for n in federates if n not in ports]
+        if missing:
+            raise AssemblyError(f"no description of federate(s) {', '.join(missing)}")
+        outs: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        ins: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+        for fed in federates:
+            for p in ports[fed]:
+                (outs if p["direction"] == "out" else ins).setdefault(p["topic"], []).append(
+                    (fed, p)
+                )
+        delays = after or {}
+        unknown = sorted(set(delays) - set(outs) - set(ins))
+        if unknown:
+            raise AssemblyError(f"after names no topic of any federate: {', '.join(unknown)}")
+        connections = []
+        for topic in sorted(outs):
+            for sfed, sp in outs[topic]:
+                for dfed, dp in ins.get(topic, ()):
+                    if sfed == dfed:
+                        continue
+                    st, dt = sp.get("msg_type"), dp.get("msg_type")
+                    if st and dt and st != dt:
+                        raise AssemblyError(
+                            f"topic {topic!r}: {sfed}.{sp['port']} publishes {st} but "
+                            f"{dfed}.{dp['port']} subscribes with {dt}"
+                        )
+                    connections.append(
+                        ConnectionSpec(
+                            f"{sfed}.{sp['port']}",
+                            f"{dfed}.{dp['port']}",
+                            delays.get(topic),
+                            topic=topic,
+                        )
+                    )
+        return cls(list(federates), connections, coordination)
+
+    # -- as data ------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "federates": list(self.federates),
+            "connections": [asdict(c) for c in self.connections],
+            "coordination": self.coordination,
+            "name": self.name,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> FederationGraph:
+        try:
+            return cls(
+                list(data["federates"]),
+                [ConnectionSpec(**c) for c in data["connections"]],
+                data["coordination"],
+                data.get("name", ""),
+            )
+        except (KeyError, TypeError) as exc:
+            raise AssemblyError(f"malformed federation graph: {exc!r}") from None
+
+    # -- derived --------------------------------------------------------------------
+
+    def upstream(self) -> list[list[tuple[int, int | None]]]:
+        """For each federate id: (upstream federate id, delay) per incoming connection."""
+        ids = {n: i for i, n in enumerate(self.federates)}
+        up: list[list[tuple[int, int | None]]] = [[] for _ in self.federates]
+        for c in self.connections:
+            up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
+        return up
+
+    def zero_delay_cycle_members(self) -> set[int]:
+        """Federates on a cycle of connections without `after` delays."""
+        ids = {n: i for i, n in enumerate(self.federates)}
+        succ: dict[int, set[int]] = {i: set() for i in ids.values()}
+        for c in self.connections:
+            if c.after is None:
+                succ[ids[c.src_federate]].add(ids[c.dst_federate])
+
+        def reaches(a: int, b: int) -> bool:
+            seen, stack = set(), [a]
+            while stack:
+                x = stack.pop()
+                for y in succ[x]:
+                    if y == b:
+                        return True
+                    if y not in seen:
+                        seen.add(y)
+                        stack.append(y)
+            return False
+
+        return {i for i in succ if reaches(i, i)}
+
+    def describe(self) -> dict[str, Any]:
+        """The part of the structure the RTI needs (it never imports a program)."""
+        cyclic = self.zero_delay_cycle_members()
+        up = self.upstream()
+        return {
+            "coordination": self.coordination,
+            "federates": [
+                {"id": i, "name": n, "upstream": up[i], "cycle": i in cyclic}
+                for i, n in enumerate(self.federates)
+            ],
+        }
+
+
+def describe_ports(reactor: Reactor) -> list[dict[str, Any]]:
+    """A federate's self-description: its top-level ports, with the topic each
+    is matched by (its name unless it says ``topic=``) and its message type."""
+    described = []
+    for e in reactor._elements:
+        if isinstance(e, Port):
+            for leaf in e.leaves():
+                described.append(
+                    {
+                        "port": leaf.name,
+                        "direction": "in" if e.kind == "input" else "out",
+                        "topic": e.topic or leaf.name,
+                        "msg_type": e.msg_type,
+                    }
+                )
+    return described
+
+
+def find_port(reactor: Reactor, name: str) -> Port:
+    """A top-level port (or multiport channel, ``"out[2]"``) of ``reactor`` by name."""
+    base, _, index = name.partition("[")
+    for e in reactor._elements:
+        if isinstance(e, Port) and e.name == base:
+            if not index:
+                return e
+            i = int(index.rstrip("]"))
+            if e.width is not None and 0 <= i < e.width:
+                return e.channels[i]
+    raise AssemblyError(f"{reactor.fqn} has no port {name!r}")
+
+
+@dataclass
+class NetConnection:
+    """One connection between federates, bound to this process; its index is
+    its port id. ``src``/``dst`` are the ports where this process built them
+    (always its own ends), else None."""
+
+    id: int
+    src: Port | None
+    dst: Port | None
+    delay: int | None
+    src_fed: int
+    dst_fed: int
+    needs_absent: bool = False  # destination may be granted provisional tags
+    threshold: int = 65536  # out-of-band (shared memory) from this many bytes
+    serialization: str = "pickle"  # or "safe": the receiver never unpickles
+    peer_to_peer: bool = False  # payloads skip the RTI (decided per run: see FederateCoordinator)
+    src_name: str = ""  # "Main.federate.port", for messages
+    dst_name: str = ""
+
+
+@dataclass
+class FederateInfo:
+    id: int
+    name: str
+    reactor: Reactor | None  # None: built by another process
+    upstream: list[tuple[int, int | None]] = field(default_factory=list)
+    downstream: list[int] = field(default_factory=list)
+    in_zero_delay_cycle: bool = False
+
+
+class FederatedProgram:
+    """A :class:`FederationGraph` bound to the reactors this process built
+    (every federate's for a ``@main(federated=True)`` program, its own for a
+    federate started on its own)."""
+
+    def __init__(self, graph: FederationGraph, reactors: dict[str, Reactor]) -> None:
+        unknown = sorted(set(reactors) - set(graph.federates))
+        if unknown:
+            raise AssemblyError(f"the federation has no federate {', '.join(unknown)}")
+        self.graph = graph
+        self.coordination = graph.coordination
+        cyclic = graph.zero_delay_cycle_members()
+        up = graph.upstream()
+        self.federates = [
+            FederateInfo(i, n, reactors.get(n), up[i], [], i in cyclic)
+            for i, n in enumerate(graph.federates)
+        ]
+        self.by_name = {f.name: f for f in self.federates}
+        prefix = f"{graph.name}." if graph.name else ""
+        self.connections: list[NetConnection] = []
+        for i, c in enumerate(graph.connections):
+            sf, df = self.by_name[c.src_federate], self.by_name[c.dst_federate]
+            src = dst = None
+            if sf.reactor is not None:
+                src = find_port(sf.reactor, c.src.split(".", 1)[1])
+            if df.reactor is not None:
+                dst = find_port(df.reactor, c.dst.split(".", 1)[1])
+            types = (src.msg_type, dst.msg_type) if src is not None and dst is not None else ()
+            if types and all(types) and types[0] != types[1]:
+                raise AssemblyError(
+                    f"connection {c.src} -> {c.dst}: {types[0]} does not match {types[1]}"
+                )
+            threshold, mode = link_options(c.threshold, c.serialization)
+            self.connections.append(
+                NetConnection(
+                    i,
+                    src,
+                    dst,
+                    c.after,
+                    sf.id,
+                    df.id,
+                    df.in_zero_delay_cycle,
+                    threshold,
+                    mode,
+                    src_name=prefix + c.src,
+                    dst_name=prefix + c.dst,
+                )
+            )
+            if df.id not in sf.downstream:
+                sf.downstream.append(df.id)
+
+    @classmethod
+    def from_main(cls, main: Reactor, coordination: Any = "centralized") -> FederatedProgram:
+        """Every federate of a ``@main(federated=True)`` program, built in this process."""
+        graph = FederationGraph.from_main(main, coordination)
+        return cls(graph, {n: c for n, c in zip(graph.federates, main._children, strict=True)})
+
+    def per_federate(self, options: dict[str, Any], key: str) -> dict[str, int]:
+        """The ns value of option ``key`` (``stp_offset``, ``busy_poll``) for
+        each federate: one duration for all, or a dict by federate name (the
+        others get 0). STP must cover the latency of the whole path into a
+        federate, including its upstream federates' own STP waits;
+        busy-polling is worth a CPU for some federates only."""
+        option = options.get(key, 0)
+        if not isinstance(option, dict):
+            return dict.fromkeys(self.by_name, duration(option))
+        unknown = sorted(set(option) - set(self.by_name))
+        if unknown:
+            raise AssemblyError(
+                f"{key} names no federate {', '.join(map(repr, unknown))} "
+                f"(federates: {', '.join(self.by_name)})"
+            )
+        return {name: duration(option.get(name, 0)) for name in self.by_name}
+
+    def describe(self) -> dict[str, Any]:
+        return self.graph.describe()

@@ -1,0 +1,139 @@
+"""Federates started as separate executables, each knowing only its own
+ports: they describe themselves to the RTI, which matches them by topic
+(hprm_core.federate, hprm_core.assembly). Real processes and sockets."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+PROGRAMS = HERE / "programs"
+CLI = [sys.executable, "-m", "hprm_core.cli"]
+
+
+def _start(tmp_path, federates, *rti_args, env=None, names=None):
+    """``hprm rti --federates NAME,...`` and one ``hprm federate FILE NAME`` per
+    (name, file), each its own program file. Returns (rti, {name: process})."""
+    env = dict(os.environ, HPRM_SECRET="solo", PYTHONUNBUFFERED="1", **(env or {}))
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    names = ",".join(names or federates)
+    rti = subprocess.Popen(
+        [*CLI, "rti", "--address", f"unix:{tmp_path}/rti.sock", "--federates", names,
+         "--federation", "solo", *rti_args],
+        **popen,
+    )  # fmt: skip
+    address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
+    feds = {
+        name: subprocess.Popen(_federate(program, name, address, tmp_path), **popen)
+        for name, program in federates.items()
+    }
+    return rti, feds
+
+
+def _federate(program, name, address, listen_dir):
+    return [
+        *CLI,
+        "federate",
+        str(PROGRAMS / program),
+        name,
+        "--rti",
+        address,
+        "--federation",
+        "solo",
+        "--listen-dir",
+        str(listen_dir),
+    ]
+
+
+def _finish(rti, feds):
+    try:
+        outs = {name: p.communicate(timeout=60)[0] for name, p in feds.items()}
+        outs["rti"] = rti.communicate(timeout=60)[0]
+    finally:
+        for p in (rti, *feds.values()):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    codes = {name: p.returncode for name, p in feds.items()} | {"rti": rti.returncode}
+    return codes, outs
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_two_executables_are_connected_by_topic(tmp_path, coordination):
+    """counter publishes /count from its port `out`, printer subscribes from
+    its port `numbers`: neither file names the other, the RTI connects them."""
+    rti, feds = _start(
+        tmp_path,
+        {"counter": "solo_counter.py", "printer": "solo_printer.py"},
+        "--coordination",
+        coordination,
+    )
+    codes, outs = _finish(rti, feds)
+    assert codes == {"counter": 0, "printer": 0, "rti": 0}, outs
+    got = [line for line in outs["printer"].splitlines() if line.startswith("PRINTER")]
+    # Timer at 0, 10, ..., 50 ms: values 1..6, each at its sender's tag.
+    assert got == [f"PRINTER got {k + 1} at {10 * k} ms" for k in range(6)], outs["printer"]
+    assert "counter.out -> printer.numbers (topic /count)" in outs["rti"], outs["rti"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_type_mismatch_on_a_topic_is_refused_naming_both_ends(tmp_path):
+    rti, feds = _start(
+        tmp_path,
+        {"counter": "solo_counter.py", "printer": "solo_printer.py"},
+        env={"SOLO_TYPE": "std_msgs/msg/String"},
+    )
+    codes, outs = _finish(rti, feds)
+    why = (
+        "topic '/count': counter.out publishes std_msgs/msg/String "
+        "but printer.numbers subscribes with builtins.int"
+    )
+    assert codes == {"counter": 3, "printer": 3, "rti": 1}, outs
+    for out in outs.values():
+        assert why in out, out
+    assert "PRINTER" not in outs["printer"]
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_federate_name_the_rti_was_not_given_is_refused_at_once(tmp_path):
+    rti, feds = _start(tmp_path, {"stranger": "solo_printer.py"}, names=["counter", "printer"])
+    try:
+        out = feds["stranger"].communicate(timeout=60)[0]
+    finally:
+        rti.terminate()
+    _finish(rti, {})
+    assert feds["stranger"].returncode == 2, out  # refused: as for a wrong secret
+    assert "no federate 'stranger' in this federation (federates: counter, printer)" in out, out
+    assert os.listdir(tmp_path) == []
+
+
+def test_rti_options_are_checked_before_it_listens():
+    env = dict(os.environ, HPRM_SECRET="solo")
+    for args, why in [
+        (["--federates", "a,,b"], "empty federate name"),
+        (["--federates", "a,a"], "federate 'a' is named twice"),
+        (["--federates", "2", "--after", "/x=1 ms"], "go with --federates NAME"),
+        (["--federates", "a,b", "--after", "/x"], "expected TOPIC=DURATION"),
+        (["--federates", "a,b", "--after", "/x=-1 s"], "a delay must be >= 0"),
+    ]:
+        r = subprocess.run(
+            [*CLI, "rti", "--address", "unix:/nonexistent/rti.sock", "--federation", "f", *args],
+            env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert r.returncode == 2 and why in r.stderr, (args, r.stderr)
+
+
+def test_an_unmatched_topic_leaves_its_port_unconnected(tmp_path):
+    """As with ROS 2: a subscription nobody publishes to is not an error; the
+    federation runs (to its timeout) with no connection between the two."""
+    rti, feds = _start(
+        tmp_path,
+        {"counter": "solo_counter.py", "printer": "solo_printer.py"},
+        env={"SOLO_TOPIC": "/elsewhere"},
+    )
+    codes, outs = _finish(rti, feds)
+    assert codes == {"counter": 0, "printer": 0, "rti": 0}, outs
+    assert "PRINTER" not in outs["printer"]

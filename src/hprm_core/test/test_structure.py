@@ -1,0 +1,164 @@
+"""A federation's structure as data (hprm_core.structure): built from a
+federated @main, or from self-descriptions matched by topic."""
+
+import json
+import re
+
+import pytest
+
+from hprm_core import AssemblyError, Input, Output, Reactor
+from hprm_core.structure import (
+    ConnectionSpec,
+    FederatedProgram,
+    FederationGraph,
+    describe_ports,
+    find_port,
+)
+from hprm_core.trigger import type_name
+
+
+def _port(port, direction, topic, msg_type=None):
+    return {"port": port, "direction": direction, "topic": topic, "msg_type": msg_type}
+
+
+def test_outputs_reach_every_input_of_their_topic_in_other_federates():
+    graph = FederationGraph.from_descriptions(
+        ["cam", "det", "log"],
+        {
+            "cam": [_port("image", "out", "/image"), _port("echo", "in", "/image")],
+            "det": [_port("img", "in", "/image"), _port("boxes", "out", "/boxes")],
+            "log": [_port("a", "in", "/image"), _port("b", "in", "/boxes")],
+        },
+        after={"/boxes": 5_000_000},
+    )
+    pairs = [(c.src, c.dst, c.after) for c in graph.connections]
+    assert pairs == [
+        ("det.boxes", "log.b", 5_000_000),
+        ("cam.image", "det.img", None),
+        ("cam.image", "log.a", None),
+    ]  # cam.image -> cam.echo stays inside cam
+
+
+def test_a_type_mismatch_names_both_ends():
+    with pytest.raises(AssemblyError) as info:
+        FederationGraph.from_descriptions(
+            ["a", "b"],
+            {
+                "a": [_port("out", "out", "/t", "std_msgs/msg/String")],
+                "b": [_port("inp", "in", "/t", "std_msgs/msg/Int32")],
+            },
+        )
+    assert str(info.value) == (
+        "topic '/t': a.out publishes std_msgs/msg/String but b.inp subscribes with "
+        "std_msgs/msg/Int32"
+    )
+
+
+def test_an_end_without_a_type_matches_any():
+    graph = FederationGraph.from_descriptions(
+        ["a", "b"],
+        {"a": [_port("out", "out", "/t", "x/msg/Y")], "b": [_port("inp", "in", "/t")]},
+    )
+    assert [(c.src, c.dst) for c in graph.connections] == [("a.out", "b.inp")]
+
+
+@pytest.mark.parametrize(
+    "names, ports, after, message",
+    [
+        (["a", "b"], {"a": []}, None, "no description of federate(s) b"),
+        (["a"], {"a": []}, {"/nope": 1}, "after names no topic of any federate: /nope"),
+        (["a", "a"], {"a": []}, None, "federate 'a' is named twice"),
+        (["a.b"], {"a.b": []}, None, "without '.'"),
+    ],
+)
+def test_bad_graphs_are_refused_by_name(names, ports, after, message):
+    with pytest.raises(AssemblyError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        FederationGraph.from_descriptions(names, ports, after=after)
+
+
+def test_a_graph_goes_through_json_unchanged_and_malformed_data_is_refused():
+    graph = FederationGraph(
+        ["a", "b"], [ConnectionSpec("a.out", "b.inp", 1000, 64, "safe", "/t")], "decentralized"
+    )
+    assert FederationGraph.from_json(json.loads(json.dumps(graph.to_json()))) == graph
+    with pytest.raises(AssemblyError, match="malformed federation graph"):
+        FederationGraph.from_json({"federates": ["a"]})
+    with pytest.raises(AssemblyError, match=re.escape("'c.x' is not 'federate.port'")):
+        FederationGraph(["a"], [ConnectionSpec("a.out", "c.x")])
+
+
+def test_describe_gives_upstreams_and_zero_delay_cycles():
+    graph = FederationGraph(
+        ["a", "b", "c"],
+        [
+            ConnectionSpec("a.out", "b.inp"),
+            ConnectionSpec("b.out", "a.inp"),  # a <-> b without delay: a cycle
+            ConnectionSpec("b.out", "c.inp", 10),
+            ConnectionSpec("c.out", "b.back", 10),  # b <-> c only with delays
+        ],
+    )
+    described = graph.describe()
+    assert [f["upstream"] for f in described["federates"]] == [
+        [(1, None)],
+        [(0, None), (2, 10)],
+        [(1, 10)],
+    ]
+    assert [f["cycle"] for f in described["federates"]] == [True, True, False]
+
+
+class _Node(Reactor):
+    def __init__(self):
+        super().__init__()
+        self.scan = Output(topic="/scan", msg_type="sensor_msgs/msg/LaserScan")
+        self.cmd = Input()
+        self.lanes = Output(width=2)
+
+
+def test_a_reactor_describes_its_top_level_ports_with_topic_and_type():
+    node = _Node()
+    assert describe_ports(node) == [
+        _port("scan", "out", "/scan", "sensor_msgs/msg/LaserScan"),
+        _port("cmd", "in", "cmd"),  # no topic: its name
+        _port("lanes[0]", "out", "lanes[0]"),
+        _port("lanes[1]", "out", "lanes[1]"),
+    ]
+    assert find_port(node, "lanes[1]") is node.lanes[1]
+    with pytest.raises(AssemblyError, match="has no port 'lanes\\[2\\]'"):
+        find_port(node, "lanes[2]")
+
+
+def test_a_program_binds_only_the_reactors_it_built():
+    graph = FederationGraph(["me", "other"], [ConnectionSpec("other.out", "me.cmd", 7)])
+    node = _Node()
+    program = FederatedProgram(graph, {"me": node})
+    (c,) = program.connections
+    assert (c.src, c.dst, c.delay, c.src_fed, c.dst_fed) == (None, node.cmd, 7, 1, 0)
+    assert c.src_name == "other.out"
+    assert program.by_name["other"].reactor is None
+    assert program.federates[1].downstream == [0]
+    with pytest.raises(AssemblyError, match="the federation has no federate stranger"):
+        FederatedProgram(graph, {"stranger": node})
+
+
+def test_two_ends_built_here_must_agree_on_the_type():
+    class Typed(Reactor):
+        def __init__(self, t):
+            super().__init__()
+            self.io = Output(msg_type=t)
+            self.ii = Input(msg_type=t)
+
+    graph = FederationGraph(["a", "b"], [ConnectionSpec("a.io", "b.ii")])
+    why = "connection a.io -> b.ii: x/msg/A does not match y"
+    with pytest.raises(AssemblyError, match=re.escape(why)):
+        FederatedProgram(graph, {"a": Typed("x/msg/A"), "b": Typed("y")})
+
+
+def test_type_names_follow_ros_2_for_message_classes():
+    ros_like = type("LaserScan", (), {"__module__": "sensor_msgs.msg._laser_scan"})
+    assert type_name(ros_like) == "sensor_msgs/msg/LaserScan"
+    assert type_name(int) == "builtins.int"
+    assert type_name("pkg/msg/T") == "pkg/msg/T"
+    with pytest.raises(AssemblyError, match="msg_type must be a type or a type name"):
+        Output(msg_type=3)
+    with pytest.raises(AssemblyError, match="topic must be a non-empty string"):
+        Input(topic="")
