@@ -1,0 +1,353 @@
+"""The consumer's side: arenas of other processes mapped read-only, and
+the views it hands out, each returning a release token to the producer
+when user code drops it (:class:`ArenaMap`)."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import fcntl
+import itertools
+import logging
+import math
+import mmap
+import os
+import threading
+import weakref
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import numpy as np
+
+from hprm_core.object_store.memory import (
+    _as_dtype_shape,
+    _base_address,
+    _Lease,
+    _span,
+)
+from hprm_core.object_store.ref import (
+    _FREED,
+    _HDR,
+    _MAGIC,
+    _REQUIRED_SEALS,
+    ALIGN,
+    HEADER,
+    ArenaInfo,
+    ObjectStoreError,
+    Ref,
+    Release,
+    StaleRefError,
+)
+
+log = logging.getLogger("hprm.object_store")
+
+
+class _Mapping:
+    __slots__ = ("arena_id", "base", "fd", "mm", "mv", "owner", "size")
+
+    def __init__(self, arena_id: int, fd: int, size: int, owner: Hashable, prefault: bool):
+        st = os.fstat(fd)
+        if st.st_size < size:
+            raise ObjectStoreError(
+                f"arena {arena_id:#x}: fd is {st.st_size} bytes, {size} were announced"
+            )
+        try:
+            seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+        except OSError:
+            seals = 0
+        if seals & _REQUIRED_SEALS != _REQUIRED_SEALS:
+            raise ObjectStoreError(
+                f"arena {arena_id:#x}: fd is not a memfd sealed against shrinking; a producer "
+                "could truncate it and crash this process with SIGBUS"
+            )
+        flags = mmap.MAP_SHARED | (mmap.MAP_POPULATE if prefault else 0)
+        self.mm = mmap.mmap(fd, size, flags=flags, prot=mmap.PROT_READ)
+        self.mv = memoryview(self.mm)
+        self.base = _base_address(self.mm)
+        self.arena_id, self.fd, self.size, self.owner = arena_id, fd, size, owner
+
+
+class ArenaMap:
+    """The consumer's read-only view of other processes' arenas (see the
+    module docstring for the rules).
+
+    ``attach`` takes ownership of the fd. ``notify``, if given, is called
+    (from any thread, possibly inside a garbage collection) after a release
+    token is queued: make it tiny and non-blocking, e.g. a write to an eventfd
+    that wakes the transport, which then calls :meth:`take_releases`.
+    """
+
+    def __init__(self, *, prefault: bool = False, notify: Callable[[], None] | None = None):
+        self.prefault = prefault
+        self._notify = notify
+        self._lock = threading.Lock()
+        self._maps: dict[int, _Mapping] = {}
+        self._events: collections.deque[tuple[int, Release]] = collections.deque()
+        self._releases: list[Release] = []
+        # live leases: id -> (arena_id, start, end, ref, weakref to lease)
+        self._live: dict[int, tuple[int, int, int, Ref, weakref.ref]] = {}
+        self._lease_ids = itertools.count()
+        # forward holds: block key -> {peer: [count, lease]}
+        self._pins: dict[tuple[int, int, int], dict[Hashable, list[Any]]] = {}
+        self._deferred: collections.deque[Ref] = collections.deque()
+        self._closed = False
+
+    # ---- arenas
+
+    def attach(self, arena_id: int, fd: int, size: int, owner: Hashable = None) -> None:
+        """Map arena ``arena_id`` read-only from ``fd`` (this map now owns the
+        fd). ``owner`` is the default peer release tokens go to. Attaching an
+        arena twice closes the second fd and keeps the first mapping."""
+        with self._lock:
+            if arena_id in self._maps:
+                os.close(fd)
+                return
+            try:
+                self._maps[arena_id] = _Mapping(arena_id, fd, size, owner, self.prefault)
+            except BaseException:
+                os.close(fd)
+                raise
+
+    def detach(self, arena_id: int) -> None:
+        """Forget an arena and close its fd. Views still alive keep the memory
+        mapped until they die; no new view can be made."""
+        with self._lock:
+            m = self._maps.pop(arena_id, None)
+        if m is not None:
+            _unmap(m)
+
+    def detach_owner(self, owner: Hashable) -> None:
+        """Detach every arena attached with ``owner`` (that peer is gone)."""
+        with self._lock:
+            ids = [i for i, m in self._maps.items() if m.owner == owner]
+        for i in ids:
+            self.detach(i)
+
+    @property
+    def arenas(self) -> list[ArenaInfo]:
+        """Attached arenas with the fds this map holds (to forward them)."""
+        with self._lock:
+            return [ArenaInfo(m.arena_id, m.fd, m.size) for m in self._maps.values()]
+
+    def address_range(self, arena_id: int) -> tuple[int, int]:
+        """(start, end) virtual addresses of the arena's mapping here."""
+        m = self._maps[arena_id]
+        return m.base, m.base + m.size
+
+    # ---- views
+
+    def _check(self, ref: Ref) -> _Mapping:
+        m = self._maps.get(ref.arena_id)
+        if m is None:
+            raise StaleRefError(f"{ref.describe()}: arena not attached in this process")
+        if not (
+            HEADER <= ref.block <= ref.offset
+            and ref.block % ALIGN == 0
+            and ref.offset + ref.length <= m.size
+        ):
+            raise StaleRefError(f"{ref.describe()}: outside the arena's {m.size} bytes")
+        magic, gen, capacity, _ = _HDR.unpack_from(m.mm, ref.block - HEADER)
+        if magic != _MAGIC or gen != ref.generation:
+            state = "freed" if magic == _FREED else "not a block"
+            if magic == _MAGIC:
+                state = f"reused (generation {gen})"
+            raise StaleRefError(f"{ref.describe()}: stale reference, the block is {state}")
+        if ref.offset + ref.length > ref.block + capacity:
+            raise StaleRefError(f"{ref.describe()}: past the end of its {capacity}-byte block")
+        return m
+
+    def _lease(self, ref: Ref, dt: np.dtype, shape: tuple[int, ...], owner: Hashable) -> _Lease:
+        with self._lock:
+            if self._closed:
+                raise ObjectStoreError("arena map is closed")
+            self._drain()
+            m = self._check(ref)
+            n = math.prod(shape) * dt.itemsize
+            if n > ref.length:
+                raise ObjectStoreError(
+                    f"{ref.describe()}: {dt} {shape} needs {n} bytes, the reference has "
+                    f"{ref.length}"
+                )
+            lease = _Lease(m.mv[ref.offset : ref.offset + n], m.base + ref.offset, shape, dt, True)
+            lid = next(self._lease_ids)
+            rel = Release(m.owner if owner is None else owner, ref)
+            self._live[lid] = (ref.arena_id, ref.offset, ref.offset + ref.length, ref,
+                               weakref.ref(lease))  # fmt: skip
+            fin = weakref.finalize(lease, self._released, lid, rel)
+            fin.atexit = False
+            return lease
+
+    def _released(self, lid: int, rel: Release) -> None:
+        # Runs in garbage collection: only queue (deque.append is atomic).
+        self._events.append((lid, rel))
+        if self._notify is not None:
+            try:
+                self._notify()
+            except Exception:
+                log.exception("ArenaMap notify callback failed")
+
+    def _drain(self) -> None:
+        while self._deferred:
+            ref = self._deferred.popleft()
+            try:
+                self._release_locked(ref, None)
+            except StaleRefError as e:
+                log.error("deferred release failed: %s", e)
+        while self._events:
+            lid, rel = self._events.popleft()
+            self._live.pop(lid, None)
+            self._releases.append(rel)
+
+    def _defer_release(self, ref: Ref) -> None:
+        """``release(ref)`` from a garbage-collection callback (queue only)."""
+        self._deferred.append(ref)
+
+    def array(
+        self, ref: Ref, dtype: Any = np.uint8, shape: int | Iterable[int] | None = None,
+        owner: Hashable = None,
+    ) -> np.ndarray:  # fmt: skip
+        """A read-only array over ``ref`` (zero-copy). ``shape`` defaults to
+        as many ``dtype`` items as fit. When it (and everything derived from
+        it) is collected, ``Release(owner, ref)`` is queued; ``owner``
+        defaults to the owner given at :meth:`attach`. Call once per received
+        reference: each call produces one release token."""
+        dt = np.dtype(dtype)
+        if shape is None:
+            shape = ref.length // dt.itemsize if dt.itemsize else 0
+        dt, shp = _as_dtype_shape(dt, shape)
+        return np.asarray(self._lease(ref, dt, shp, owner))
+
+    def view(self, ref: Ref, owner: Hashable = None) -> memoryview:
+        """A read-only ``memoryview`` (format ``B``) over ``ref``; same rules
+        as :meth:`array`."""
+        return memoryview(self.array(ref, np.uint8, ref.length, owner))
+
+    def drop(self, ref: Ref, owner: Hashable = None) -> None:
+        """Queue the release of a reference that was received but will never
+        be viewed (e.g. a message discarded unread)."""
+        with self._lock:
+            m = self._maps.get(ref.arena_id)
+            if owner is None and m is not None:
+                owner = m.owner
+            self._releases.append(Release(owner, ref))
+
+    def has_releases(self) -> bool:
+        """Cheap, lock-free check before :meth:`take_releases` (called every tag)."""
+        return bool(self._releases or self._events or self._deferred)
+
+    def take_releases(self) -> list[Release]:
+        """Release tokens queued since the last call, oldest first."""
+        with self._lock:
+            self._drain()
+            out, self._releases = self._releases, []
+            return out
+
+    def live_views(self) -> int:
+        """How many views handed out are still alive."""
+        with self._lock:
+            self._drain()
+            return len(self._live)
+
+    # ---- zero-copy forward
+
+    def ref_of(self, obj: Any, *, hold: bool = False) -> Ref | None:
+        """The reference of a received object's memory (or a part of it), so
+        forwarding it re-sends the reference instead of the bytes; None when
+        ``obj`` does not lie in a live view of this map. With ``hold=True``,
+        the view stays pinned (as if ``obj`` were alive) until
+        ``release(ref)``."""
+        span = _span(obj)
+        if span is None:
+            return None
+        addr, n = span
+        with self._lock:
+            self._drain()
+            for arena_id, start, end, ref, wr in self._live.values():
+                m = self._maps.get(arena_id)
+                if m is None:
+                    continue
+                off = addr - m.base
+                if start <= off and off + n <= end and wr() is not None:
+                    out = Ref(arena_id, off, n, ref.generation, ref.block)
+                    if hold:
+                        self._pin(out, None, 1)
+                    return out
+        return None
+
+    def _pin(self, ref: Ref, peer: Hashable, n: int) -> None:
+        key = (ref.arena_id, ref.block, ref.generation)
+        peers = self._pins.get(key)
+        if peers is None:
+            lease = None
+            for arena_id, start, end, r, wr in self._live.values():
+                if (arena_id, r.block, r.generation) == key:
+                    lease = wr()
+                    if lease is not None and start <= ref.offset and ref.offset + ref.length <= end:
+                        break
+                    lease = None
+            if lease is None:
+                raise StaleRefError(f"{ref.describe()}: no live view of it in this process")
+            peers = self._pins[key] = {}
+        else:
+            lease = next(iter(peers.values()))[1]
+        entry = peers.setdefault(peer, [0, lease])
+        entry[0] += n
+
+    def share(self, ref: Ref, peer: Hashable, n: int = 1) -> None:
+        """Forwarding: ``n`` copies of a received reference went to ``peer``;
+        this process keeps its view alive until ``peer`` releases them."""
+        with self._lock:
+            self._drain()
+            self._pin(ref, peer, n)
+
+    def release(self, ref: Ref, peer: Hashable = None) -> None:
+        """Drop one forward hold of ``peer`` (None: the caller's own)."""
+        with self._lock:
+            self._release_locked(ref, peer)
+            self._drain()
+
+    def _release_locked(self, ref: Ref, peer: Hashable) -> None:
+        key = (ref.arena_id, ref.block, ref.generation)
+        entry = self._pins.get(key, {}).get(peer)
+        if entry is None:
+            raise StaleRefError(f"{ref.describe()}: released by {peer!r}, which holds none")
+        entry[0] -= 1
+        if entry[0] == 0:
+            del self._pins[key][peer]
+            if not self._pins[key]:
+                del self._pins[key]
+
+    def release_all_for(self, peer: Hashable) -> int:
+        """Drop every forward hold of ``peer``; returns how many."""
+        dropped = 0
+        with self._lock:
+            for key in list(self._pins):
+                entry = self._pins[key].pop(peer, None)
+                if entry is not None:
+                    dropped += entry[0]
+                if not self._pins[key]:
+                    del self._pins[key]
+        return dropped
+
+    def close(self) -> None:
+        """Detach every arena and drop forward holds. Views still alive keep
+        their memory mapped until they die."""
+        with self._lock:
+            self._closed = True
+            maps, self._maps = list(self._maps.values()), {}
+            self._pins.clear()
+        for m in maps:
+            _unmap(m)
+
+    def __enter__(self) -> ArenaMap:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _unmap(m: _Mapping) -> None:
+    m.mv.release()
+    with contextlib.suppress(BufferError):
+        m.mm.close()  # else live views hold slices; the mapping dies with the last of them
+    os.close(m.fd)
