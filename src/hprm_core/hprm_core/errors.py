@@ -21,6 +21,10 @@ class EffectError(HprmError):
     read one it did not declare as a trigger or source)."""
 
 
+class FederationError(HprmError):
+    """Another federate failed, the RTI went away, or the handshake failed."""
+
+
 class ProgramError(HprmError):
     """A program file could not be loaded: the message holds the error and
     the program's own lines that raised it (not the runtime's)."""

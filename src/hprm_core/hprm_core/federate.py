@@ -32,14 +32,10 @@ from typing import Any
 
 from hprm_core.environment import Environment
 from hprm_core.errors import HprmError
-from hprm_core.federation import (
-    RTI_WAIT_S,
-    FederateCoordinator,
-    FederationError,
-    connect_rti,
-)
+from hprm_core.federation import RTI_WAIT_S, FederateCoordinator, FederationError
 from hprm_core.reactor import Reactor
 from hprm_core.scheduler import Scheduler
+from hprm_core.startup import connect_rti
 from hprm_core.structure import FederatedProgram, FederationGraph, describe_ports
 from hprm_core.tag import Duration
 from hprm_core.transport import Frame

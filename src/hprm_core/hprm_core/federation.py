@@ -50,29 +50,28 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import heapq
 import json
 import logging
 import os
 import pickle
 import socket
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from hprm_core import gatekeeper, transport
+from hprm_core import transport
 from hprm_core.causality import Wait
 from hprm_core.data_plane import INLINE_KIND, DataPlane
 from hprm_core.environment import Environment
-from hprm_core.errors import AssemblyError, HprmError
+from hprm_core.errors import AssemblyError, FederationError, HprmError
 from hprm_core.reactor import PhysicalAction, Port
 from hprm_core.scheduler import TAG_MARKER, Scheduler
+from hprm_core.startup import StartupCoordinator
 from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
 from hprm_core.tag import FOREVER, NEVER, Tag, delayed, make_tag
-from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, pack_tag, unpack_tag
+from hprm_core.transport import ROUTE, Connection, Frame, pack_tag, unpack_tag
 
 log = logging.getLogger("hprm.federation")
 
@@ -87,11 +86,6 @@ _MESSAGE, _ABSENT = Frame.MESSAGE, Frame.ABSENT  # module constants: no Enum loo
 _ROUTE_SIZE = ROUTE.size
 _unpack_route = ROUTE.unpack_from
 _loads = pickle.loads
-_heappush = heapq.heappush
-
-
-class FederationError(HprmError):
-    """Another federate failed, the RTI went away, or the handshake failed."""
 
 
 class FederateCoordinator:
@@ -159,7 +153,7 @@ class FederateCoordinator:
         self._idle_step = -1  # scheduler step when we last found nothing to do
         self._idle_since = 0.0
         self.quiescent = False  # the RTI found that nothing can happen any more
-        self._listener: socket.socket | None = None
+        self.peer_listener: socket.socket | None = None
         self._rti_lost = False
         self._needs_absent_out: list[NetConnection] = []
         self.waits: list[Wait] = []  # set by wire()
@@ -295,7 +289,7 @@ class FederateCoordinator:
             for c in conns:
                 if c.needs_absent:
                     self._sent_step[c.id] = sched.step
-            if last_of_reaction and self._woke_peers and not sched._ready:
+            if last_of_reaction and self._woke_peers and not sched.has_ready_reactions():
                 # Nothing else is queued at this tag and this reaction sends
                 # nothing more: the receivers need not wait for it to return.
                 self._yield_to_receivers(sched)
@@ -305,93 +299,13 @@ class FederateCoordinator:
     # -- Coordinator protocol ----------------------------------------------------------
 
     def start_time(self, physical_now: int) -> int:
+        """Join the federation (see :mod:`hprm_core.startup`); its start time."""
         if self.sched is None:
             raise FederationError("coordinator used before attach()")
-        hello = {
-            "federation": self.federation,
-            "federate": self.me.id,
-            "name": self.me.name,
-            "coordination": self.program.coordination,
-            "structure": self.program.describe(),
-            "physical_time": physical_now,
-            "pid": os.getpid(),
-        }
-        directory = self.listen_dir
-        if directory is None and self.rti_address.startswith("unix:"):
-            directory = os.path.dirname(self.rti_address[5:])
-        if self.rti_address.startswith("tcp:"):
-            directory = None  # across hosts: no shared memory, payloads are streamed
-        self.data_plane = DataPlane(
-            self.sched,
-            self.me.id,
-            self.me.name,
-            secret=self.secret,
-            federation=self.federation,
-            directory=directory,
-            peer_names={f.id: f.name for f in self.program.federates},
-        )
-        self.data_plane.start(sends=bool(self.out_conns))
-        listen_address = None
-        if self.p2p_upstream:
-            listen_address = self._listen_for_peers()
-        hello["listen"] = listen_address
-        hello["waits"] = self.waits
-        # Ours to remove on exit; the RTI's if this process dies (SIGKILL).
-        hello["sockets"] = [
-            p
-            for p in (
-                transport.socket_path(self.data_plane.listener),
-                transport.socket_path(self._listener),
-            )
-            if p is not None
-        ]
-        self.rti = connect_rti(self.rti_address, self.secret, hello, self.rti_wait, self.me.name)
-        try:
-            if self.rti.is_tcp:
-                self._sync_clock()
-            # If the RTI refused the federation and hung up, its FAILED is still to read.
-            with contextlib.suppress(OSError):
-                self.rti.send(Frame.READY)
-            kind, payload = self.rti.recv()
-        except (EOFError, OSError) as exc:
-            raise FederationError(
-                f"lost the RTI at {self.rti_address} before the federation started ({exc})"
-            ) from None
-        if kind == Frame.FAILED:
-            raise FederationError(bytes(payload).decode())
-        if kind == Frame.REJECT:
-            raise FederationError(f"the RTI refused {self.me.name}: {bytes(payload).decode()}")
-        if kind != Frame.START:
-            raise FederationError(f"RTI sent {kind.name} instead of START")
-        start = json.loads(bytes(payload))
-        self.sched.add_reader(self.rti.sock, self._on_rti_readable)
-        if self.rti.has_buffered_frame():  # arrived together with START
-            self._on_rti_readable()
-        for fid in sorted(self.p2p_downstream):
-            addr = start["peers"][str(fid)]
-            try:
-                conn, _ = transport.connect(addr, self.secret, {**hello, "peer_of": fid})
-            except (ConnectionError, transport.ProtocolError) as exc:
-                peer = self.program.federates[fid].name
-                raise FederationError(
-                    f"{self.me.name} cannot connect to federate {peer} (id {fid}): {exc}"
-                ) from None
-            # Two federates must never both block sending to each other. In
-            # centralized mode, what we tell the RTI waits until held-back
-            # payloads have left (see _flush): wake the scheduler then.
-            conn.hold_back_when_full(self.sched.wake if self.centralized else None)
-            self.peers[fid] = conn
-        log.info(
-            "%s joined federation %s (%s), start time %d",
-            self.me.name,
-            self.federation[:8],
-            self.program.coordination,
-            start["start_time"],
-        )
-        return int(start["start_time"])
+        return StartupCoordinator(self).join(physical_now)
 
     def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
-        with sched._lock:
+        with sched.lock:
             while True:
                 if self.failure is not None:
                     return True  # stop locally; run() raises afterwards
@@ -405,7 +319,7 @@ class FederateCoordinator:
                     continue
                 if self._unsettled_grant:
                     self._settle_peers(sched)
-                if sched._inbox or sched._rechoose:
+                if sched.has_news():
                     return False
                 if self.stop_pending is not None and tag > self.stop_pending:
                     self._flush()  # a stop request or reply may wait there (see _flush)
@@ -592,7 +506,7 @@ class FederateCoordinator:
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
         tag = sched.tag
-        with sched._lock:
+        with sched.lock:
             while gate and (next_index is None or gate[0][0] <= next_index):
                 self._send_absents(sched, next_index)
                 _, port, cid = gate[0]
@@ -662,7 +576,7 @@ class FederateCoordinator:
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         if self.failure is not None or self.rti is None:
             return tag
-        with sched._lock:
+        with sched.lock:
             # One stop per federation: once a stop is being agreed (or was),
             # another request (a reaction failing at every tag until then,
             # say) changes nothing, and the RTI would not answer it.
@@ -695,9 +609,9 @@ class FederateCoordinator:
             conn.close()
         if self.rti is not None:
             self.rti.close()
-        if self._listener is not None:
-            transport.close_listener(self._listener)
-            self._listener = None
+        if self.peer_listener is not None:
+            transport.close_listener(self.peer_listener)
+            self.peer_listener = None
         if self._rti_lost and self.rti_address.startswith("unix:"):
             # A killed RTI leaves its socket file; the federates leaving after it remove it.
             transport.remove_stale_socket(self.rti_address[5:])
@@ -707,12 +621,12 @@ class FederateCoordinator:
     def _fail(self, reason: str) -> None:
         sched = self.sched
         assert sched is not None
-        with sched._lock:
+        with sched.lock:
             if self.failure is None:
                 self.failure = reason
                 log.error("%s: %s", self.me.name, reason)
             sched.request_stop()
-            sched._notify()
+            sched.notify()
 
     def _handle_message(self, kind: Frame, payload: memoryview, source: str) -> None:
         sched = self.sched
@@ -768,7 +682,7 @@ class FederateCoordinator:
                 self._unsettled_grant = bool(self.p2p_upstream)
         elif kind == Frame.STOP_REQUEST:
             proposed = Tag(*unpack_tag(payload))
-            with sched._lock:
+            with sched.lock:
                 # This runs in the scheduler thread (selector callback), so
                 # sched.tag is the tag in progress or last processed; waking the
                 # scheduler makes it re-check before it advances past the reply.
@@ -781,7 +695,7 @@ class FederateCoordinator:
             self._flush()
         elif kind == Frame.STOP_GRANTED:
             g = Tag(*unpack_tag(payload))
-            with sched._lock:
+            with sched.lock:
                 sched.stop_tag = min(sched.stop_tag, g)
                 self.stop_pending = None
                 self.stop_agreed = True
@@ -789,7 +703,7 @@ class FederateCoordinator:
         elif kind == Frame.FAILED:
             self._fail(bytes(payload).decode())
         elif kind == Frame.QUIESCENT:
-            with sched._lock:
+            with sched.lock:
                 self.quiescent = True
                 sched.wake()
         elif kind == Frame.RESIGN:
@@ -797,7 +711,7 @@ class FederateCoordinator:
         else:
             raise transport.ProtocolError(f"{source} sent unexpected {kind.name}")
 
-    def _on_rti_readable(self) -> None:
+    def on_rti_readable(self) -> None:
         """Runs in the scheduler thread while it waits: no thread hand-off."""
         conn = self.rti
         sched = self.sched
@@ -817,40 +731,11 @@ class FederateCoordinator:
             sched.remove_reader(conn.sock)
             self._fail(f"bad frame from the RTI: {exc}")
 
-    def _listen_for_peers(self) -> str:
-        base = self.listen_dir
-        if base and self.rti_address.startswith("unix:"):
-            address = f"unix:{base}/fed-{self.me.id}.sock"
-        else:
-            host = (
-                self.rti_address[4:].rpartition(":")[0]
-                if self.rti_address.startswith("tcp:")
-                else "127.0.0.1"
-            )
-            address = f"tcp:{host}:0"
-        self._listener, actual = transport.listen(address)
-        threading.Thread(
-            target=self._accept_peers, name=f"{self.me.name}-peer-accept", daemon=True
-        ).start()
-        return actual
-
-    def _accept_peers(self) -> None:
-        assert self._listener is not None
-        gatekeeper.serve(
-            self._listener,
-            self.secret,
-            self.federation,
-            self.p2p_upstream,
-            self._add_upstream,
-            once=True,
-            name=self.me.name,
-        )
-
-    def _add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
+    def add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
         """Accept thread: watch a new upstream peer's socket (from the next wait)."""
         sched = self.sched
         assert sched is not None
-        with sched._lock:
+        with sched.lock:
             self._upstream_conns[hello["federate"]] = conn
             sched.add_reader(
                 conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
@@ -879,7 +764,6 @@ class FederateCoordinator:
         recv = conn.recv
         in_ports = self.in_ports
         known_tags = self.known_tags
-        events = sched._events
         me = self.me.id
         try:
             while True:
@@ -901,10 +785,8 @@ class FederateCoordinator:
                         else:
                             known_tags[cid] = tag
                             self.last_net = None  # as in _handle_message
-                            sched._seq += 1
                             assert c.dst is not None
-                            _heappush(events, (t, m, sched._seq, c.dst, value))
-                            sched._rechoose = True
+                            sched.schedule_network(c.dst, tag, value)
                             if not conn.has_buffered_frame():
                                 return
                             continue
@@ -919,52 +801,6 @@ class FederateCoordinator:
             log.error("%s: dropping connection from federate %d: %s", self.me.name, fid, exc)
         sched.remove_reader(conn.sock)
         conn.close()
-        with sched._lock:
+        with sched.lock:
             self.upstream_done.add(fid)
             sched.wake()
-
-    def _sync_clock(self, rounds: int = 8) -> None:
-        """Estimate the RTI clock offset (federate-initiated, min-RTT sample)."""
-        assert self.rti is not None
-        best: tuple[int, int] | None = None
-        for _ in range(rounds):
-            t1 = time.time_ns()
-            self.rti.send(Frame.CLOCK_QUERY, pack_tag(t1, 0))
-            kind, payload = self.rti.recv()
-            t4 = time.time_ns()
-            if kind != Frame.CLOCK_REPLY:
-                raise FederationError(f"RTI answered a clock query with {kind.name}")
-            _, server = CLOCK.unpack_from(payload)
-            rtt = t4 - t1
-            offset = server - (t1 + t4) // 2
-            if best is None or rtt < best[0]:
-                best = (rtt, offset)
-        assert best is not None and self.sched is not None
-        self.sched.clock_offset = best[1]
-        log.info(
-            "%s: clock offset to the RTI %+.3f ms (round trip %.3f ms)",
-            self.me.name,
-            best[1] / 1e6,
-            best[0] / 1e6,
-        )
-
-
-def connect_rti(
-    address: str, secret: bytes, hello: dict[str, Any], wait: float, name: str
-) -> Connection:
-    """Connect to the RTI, waiting up to ``wait`` seconds for it to listen:
-    a launch system may start federates before their RTI. Only "nobody
-    listens there (yet)" is retried; a refusal is final."""
-    deadline = time.monotonic() + wait
-    said = False
-    while True:
-        try:
-            conn, _ = transport.connect(address, secret, hello)
-            return conn
-        except ConnectionError as exc:
-            if time.monotonic() >= deadline:
-                raise FederationError(f"no RTI at {address} after {wait:g} s ({exc})") from None
-            if not said:
-                said = True
-                log.info("%s: waiting for the RTI at %s", name, address)
-            time.sleep(0.05)

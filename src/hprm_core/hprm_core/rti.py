@@ -47,7 +47,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hprm_core import transport
+from hprm_core import clock_sync, transport
 from hprm_core.assembly import Assembly
 from hprm_core.causality import Wait, find_loop
 from hprm_core.errors import AssemblyError
@@ -55,7 +55,7 @@ from hprm_core.gatekeeper import Gatekeeper
 from hprm_core.grants import grants
 from hprm_core.structure import COORDINATIONS
 from hprm_core.tag import NEVER, Tag, duration, make_tag
-from hprm_core.transport import CLOCK, ROUTE, Connection, Frame, unpack_tag
+from hprm_core.transport import ROUTE, Connection, Frame, unpack_tag
 
 log = logging.getLogger("hprm.rti")
 
@@ -454,8 +454,7 @@ class RTI:
             fed.stop_reply = Tag(*unpack_tag(payload))
             self._maybe_grant_stop()
         elif kind == Frame.CLOCK_QUERY:
-            t1, _ = unpack_tag(payload)
-            self._send(fed, Frame.CLOCK_REPLY, CLOCK.pack(t1, time.time_ns()))
+            self._send(fed, Frame.CLOCK_REPLY, clock_sync.answer(payload))
         elif kind == Frame.IDLE:
             try:
                 report = json.loads(bytes(payload))

@@ -181,10 +181,10 @@ class Scheduler:
         self._queued = [False] * len(env.ordered)
         self._by_index = env.ordered
         self._inbox: deque[tuple[Any, int, Any]] = deque()
-        # One lock for the inbox and coordinator state. ``with self._lock`` is a C
+        # One lock for the inbox and coordinator state. ``with self.lock`` is a C
         # call; a Condition's ``with`` is Python code, on every tag's path.
-        self._lock = threading.RLock()
-        self._wake = threading.Condition(self._lock)
+        self.lock = threading.RLock()
+        self._wake = threading.Condition(self.lock)
         # Sockets read by the scheduler thread itself while it waits (no thread
         # hand-off on the data path); other threads wake it through an eventfd.
         self._epoll: select.epoll | None = None
@@ -217,9 +217,9 @@ class Scheduler:
 
     def schedule_physical(self, trigger: _Trigger, time_ns: int, value: Any) -> None:
         """Queue an event from any thread at physical time ``time_ns``."""
-        with self._lock:
+        with self.lock:
             self._inbox.append((trigger, time_ns, value))
-            self._notify()
+            self.notify()
 
     def schedule_network(self, trigger: _Fires, tag: Tag, value: Any) -> None:
         """Deliver an event whose tag was chosen elsewhere (a federation peer).
@@ -241,14 +241,24 @@ class Scheduler:
         heapq.heappush(self._events, (tag[0], tag[1], self._seq, trigger, value))
         self._rechoose = True
 
+    def has_news(self) -> bool:
+        """Whether the next tag must be chosen again: events came from other
+        threads, or a socket callback queued one (caller holds ``lock``). A
+        coordinator waiting for permission to advance returns on it."""
+        return bool(self._inbox) or self._rechoose
+
+    def has_ready_reactions(self) -> bool:
+        """Whether reactions are still queued at the current tag."""
+        return bool(self._ready)
+
     def wake(self) -> None:
         """Make the scheduler re-check its state (coordinator state changed)."""
-        with self._lock:
+        with self.lock:
             self._inbox.append((None, 0, None))
-            self._notify()
+            self.notify()
 
-    def _notify(self) -> None:
-        """Wake the scheduler thread (caller holds ``_lock``)."""
+    def notify(self) -> None:
+        """Wake the scheduler thread (caller holds ``lock``)."""
         self._wake.notify_all()
         if self._wakefd >= 0 and threading.current_thread() is not self._loop_thread:
             os.eventfd_write(self._wakefd, 1)
@@ -263,7 +273,7 @@ class Scheduler:
     def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
         """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
         readable, while it waits. Thread-safe."""
-        with self._lock:
+        with self.lock:
             self._pending_readers.append((fileobj, callback))
             if self._epoll is None:
                 self._epoll = select.epoll()
@@ -272,13 +282,13 @@ class Scheduler:
                 self._timer = timerfd.create()
                 if self._timer is not None:
                     self._epoll.register(self._timer.fd, select.EPOLLIN)
-            self._notify()
+            self.notify()
 
     def remove_reader(self, fileobj: Any) -> None:
         """Stop watching ``fileobj`` (thread-safe; effective at the next wait)."""
-        with self._lock:
+        with self.lock:
             self._pending_readers.append((fileobj, None))
-            self._notify()
+            self.notify()
 
     def wait(self, timeout: float | None) -> int:
         """Block until notified, a watched socket is readable, or ``timeout`` s;
@@ -308,7 +318,7 @@ class Scheduler:
                 poll_timeout = -1
             elif timer.armed and timeout is None:
                 timer.disarm()  # an old expiry would only wake us for nothing
-        self._lock.release()
+        self.lock.release()
         try:
             if self.busy_poll and poll_timeout != 0:
                 ready = self._spin(ep, poll_timeout)
@@ -324,7 +334,7 @@ class Scheduler:
                 elif timer is not None and fd == timer.fd:
                     timer.clear()
         finally:
-            self._lock.acquire()
+            self.lock.acquire()
         return len(ready)
 
     def _spin(self, ep: select.epoll, poll_timeout: float) -> list[tuple[int, int]]:
@@ -362,12 +372,12 @@ class Scheduler:
         spin = self.busy_poll if timeout is None else min(self.busy_poll, int(timeout * 1e9))
         end = time.monotonic_ns() + spin
         inbox = self._inbox
-        self._lock.release()
+        self.lock.release()
         try:
             while not inbox and time.monotonic_ns() < end:
                 os.sched_yield()
         finally:
-            self._lock.acquire()
+            self.lock.acquire()
         return bool(inbox) or spin < self.busy_poll
 
     def _apply_pending_readers(self, ep: select.epoll) -> None:
@@ -409,9 +419,9 @@ class Scheduler:
         if threading.current_thread() is self._loop_thread and self.running:
             self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
         else:
-            with self._lock:
+            with self.lock:
                 self._inbox.append((_STOP, 0, None))
-                self._notify()
+                self.notify()
 
     def _stop_at(self, tag: Tag) -> None:
         if tag < self.stop_tag:
@@ -513,7 +523,7 @@ class Scheduler:
         while True:
             self._rechoose = False
             if self._inbox:
-                with self._lock:
+                with self.lock:
                     self._drain_inbox()
             nxt = self.next_event_tag()
             if nxt > self.stop_tag:
@@ -554,7 +564,7 @@ class Scheduler:
         ``idle_poll``: the coordinator must refresh what it promised others)."""
         if time.time_ns() + self.clock_offset >= t:  # the common case once busy: no lock
             return not (self._inbox or self._rechoose)
-        with self._lock:
+        with self.lock:
             while True:
                 if self._inbox or self._rechoose:
                     return False
@@ -567,7 +577,7 @@ class Scheduler:
                 self.wait(remaining / 1e9)
 
     def _wait_for_inbox(self, timeout: float | None) -> None:
-        with self._lock:
+        with self.lock:
             if not (self._inbox or self._rechoose):
                 self.wait(timeout)
 

@@ -98,13 +98,13 @@ def test_wait_with_busy_poll_sees_a_socket_written_during_the_spin_and_after_it(
             timer = threading.Timer(delay, a.send, args=(b"x",))
             timer.start()
             t0 = time.monotonic()
-            with sched._lock:
+            with sched.lock:
                 while not got and time.monotonic() - t0 < 5:
                     sched.wait(1.0)
             timer.join()
             assert got == [b"x"], f"data sent after {delay} s was not seen"
         t0 = time.monotonic()
-        with sched._lock:
+        with sched.lock:
             n = sched.wait(0.05)  # nothing comes: spin 20 ms, sleep the rest
         assert n >= 0 and time.monotonic() - t0 >= 0.05
     finally:
