@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import pickle
@@ -61,11 +60,12 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from hprm_core import transport
+from hprm_core import quiescence, transport
 from hprm_core.causality import Wait
 from hprm_core.data_plane import INLINE_KIND, DataPlane
 from hprm_core.environment import Environment
 from hprm_core.errors import AssemblyError, FederationError, HprmError
+from hprm_core.links import FederateLinks
 from hprm_core.reactor import PhysicalAction, Port
 from hprm_core.scheduler import TAG_MARKER, Scheduler
 from hprm_core.startup import StartupCoordinator
@@ -120,30 +120,16 @@ class FederateCoordinator:
         self.stop_pending: Tag | None = None  # replied to a stop request, not yet granted
         self.stop_agreed = False  # the RTI granted a stop tag: it is final
         self.failure: str | None = None
-        self.in_ports: dict[int, NetConnection] = {}
-        self.out_conns: list[NetConnection] = []
+        links = FederateLinks(program, me, rti)
+        self.links = links
+        self.in_ports: dict[int, NetConnection] = links.in_ports
+        self.out_conns: list[NetConnection] = links.out_conns
         self.absent_tags: dict[int, Tag] = {}  # port id -> latest tag known absent
         self.known_tags: dict[int, Tag] = {}  # port id -> tag of the latest message on it
         self.peers: dict[int, Connection] = {}  # downstream federate -> peer-to-peer conn
-        self.upstream_feds = {k for k, _ in me.upstream}
-        # Which connections carry payloads peer to peer. Decentralized: all.
-        # Centralized: those on one host (Unix sockets) outside zero-delay
-        # cycles; the sender tells the RTI with a NOTICE frame (so grants and
-        # in-transit accounting are unchanged) and the payload goes straight
-        # to the receiver: one hop instead of two. Across hosts the payload
-        # goes through the RTI, which orders it before the grants that depend
-        # on it; on one host the kernel does that (see _settle_peers). In
-        # cycles, absences travel through the RTI, and messages must travel
-        # with them.
-        one_host = rti.startswith("unix:")
-        for c in program.connections:
-            c.peer_to_peer = not self.centralized or (one_host and not c.needs_absent)
-        self.p2p_upstream = {
-            c.src_fed for c in program.connections if c.dst_fed == me.id and c.peer_to_peer
-        }
-        self.p2p_downstream = {
-            c.dst_fed for c in program.connections if c.src_fed == me.id and c.peer_to_peer
-        }
+        self.upstream_feds = links.upstream_feds
+        self.p2p_upstream = links.p2p_upstream  # payloads peer to peer (see links.py)
+        self.p2p_downstream = links.p2p_downstream
         self._unsettled_grant = False  # a grant arrived; peer sockets not drained since
         self._peers_missing = len(self.p2p_upstream)  # upstream peers not connected yet
         self._woke_peers = False  # this tag sent a payload peer to peer
@@ -155,7 +141,7 @@ class FederateCoordinator:
         self.quiescent = False  # the RTI found that nothing can happen any more
         self.peer_listener: socket.socket | None = None
         self._rti_lost = False
-        self._needs_absent_out: list[NetConnection] = []
+        self._needs_absent_out: list[NetConnection] = links.needs_absent_out
         self.waits: list[Wait] = []  # set by wire()
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
@@ -165,13 +151,9 @@ class FederateCoordinator:
         self._gates: deque[tuple[int, tuple[int, ...]]] = deque()
         self.data_plane: DataPlane | None = None
         self.physical_lead: int | None = None  # min_delay of our physical actions
-        for c in program.connections:
-            if c.dst_fed == me.id:
-                self.in_ports[c.id] = c
-            if c.src_fed == me.id:
-                self.out_conns.append(c)
-                if c.needs_absent:
-                    self._needs_absent_out.append(c)
+        self._gate_template: list[tuple[int, Port, int]] = []  # set by wire()
+        self._writers: dict[int, int] = {}
+        self._sent_step: dict[int, int] = {}
 
     # -- wiring ---------------------------------------------------------------------
 
@@ -181,60 +163,12 @@ class FederateCoordinator:
         if physical and self.centralized and self.out_conns:
             self.physical_lead = min(a.min_delay for a in physical)
             env.scheduler.idle_poll = PHYSICAL_NET_POLL_S
-        by_port: dict[Port, list[NetConnection]] = {}
-        for c in self.out_conns:
-            assert c.src is not None  # our own end: built in this process
-            by_port.setdefault(c.src, []).append(c)
-        # The network outputs each reaction may write (through its effects' fan-out).
-        writes = {
-            r: {p for e in r.effect_list for p in getattr(e, "_fanout", ()) if p in by_port}
-            for r in env.reactions
-        }
-        for port, conns in by_port.items():
-            # When every reaction that writes this port writes no other network
-            # output, a value sent on it is the last its reaction sends this tag.
-            last = all(len(w) == 1 for w in writes.values() if port in w)
+        self.links.analyse(env)
+        for port, conns, last in self.links.senders:
             port.tap(self._sender(conns, last))
-        # (first reader's index, port, connection id) of each input that may be
-        # unknown during a provisional tag, in the order reactions need them
-        self._gate_template: list[tuple[int, Port, int]] = []
-        for c in self.in_ports.values():
-            if c.needs_absent:
-                dst = c.dst
-                assert dst is not None
-                readers = [r.index for r in env.reactions if dst in r.readable]
-                first = min(readers, default=len(env.reactions))
-                self._gate_template.append((first, dst, c.id))
-        self._gate_template.sort(key=lambda x: x[0])
-        self._writers: dict[int, int] = {}  # port id -> highest index of a reaction writing it
-        for c in self._needs_absent_out:
-            idx = [r.index for r, w in writes.items() if c.src in w]
-            self._writers[c.id] = max(idx, default=-1)
-        self.waits = self._zero_delay_waits(env)
-        self._sent_step: dict[int, int] = {}
-
-    def _zero_delay_waits(self, env: Environment) -> list[Wait]:
-        """Which of our zero-delay outputs wait for which zero-delay inputs at
-        one tag, for the RTI's causality-loop check (see :mod:`causality`)."""
-        by_index = env.ordered
-        waits: list[Wait] = []
-        for first, port, cid in self._gate_template:
-            c = self.in_ports[cid]
-            if c.delay is not None or first >= len(by_index):
-                continue
-            for d in self._needs_absent_out:
-                last = self._writers[d.id]
-                if d.delay is None and last >= first:
-                    waits.append(
-                        Wait(
-                            inp=cid,
-                            via=f"{c.src_name} -> {port.fqn}",
-                            out=d.id,
-                            reader=by_index[first].fqn,
-                            writer=by_index[last].fqn,
-                        )
-                    )
-        return waits
+        self._gate_template = self.links.gate_template
+        self._writers = self.links.writers
+        self.waits = self.links.waits
 
     def _sender(
         self, conns: list[NetConnection], last_of_reaction: bool
@@ -401,25 +335,15 @@ class FederateCoordinator:
         return sched.idle_poll
 
     def _report_idle(self) -> None:
-        """Decentralized: tell the RTI we have nothing left to do, with the
-        bytes we sent on each peer link and read from each (and which
-        upstream peers resigned). Nothing else can tell that federates feeding
-        each other in a cycle went quiet: none of them ever resigns first.
-        The RTI declares the federation quiescent when every federate's latest
-        report is idle and, on every link, the bytes its sender reported
-        sending are the bytes its receiver reported reading: then no message
-        is in flight and none can be sent again (an idle federate only wakes
-        for a message; keepalive federates, which wait for physical events,
-        never report). Only a change is reported."""
-        report = json.dumps(
+        """Decentralized: tell the RTI we have nothing left to do (see
+        :mod:`hprm_core.quiescence`). Only a change is reported."""
+        report = quiescence.idle_report(
+            {k: c.bytes_sent for k, c in self.peers.items()},
             {
-                "sent": {str(k): c.bytes_sent for k, c in self.peers.items()},
-                "read": {
-                    str(k): [c.bytes_received, k in self.upstream_done]
-                    for k, c in self._upstream_conns.items()
-                },
-            }
-        ).encode()
+                k: (c.bytes_received, k in self.upstream_done)
+                for k, c in self._upstream_conns.items()
+            },
+        )
         if report != self._idle_reported:
             self._idle_reported = report
             self._to_rti(Frame.IDLE, report)

@@ -47,7 +47,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from hprm_core import clock_sync, transport
+from hprm_core import clock_sync, quiescence, transport
 from hprm_core.assembly import Assembly
 from hprm_core.causality import Wait, find_loop
 from hprm_core.errors import AssemblyError
@@ -92,7 +92,7 @@ class _Federate:
     # in-transit queue): its next event can be no later than the earliest one
     in_transit: list[Tag] = field(default_factory=list)
     downstream: set[int] = field(default_factory=set)
-    idle: dict[str, Any] | None = None  # latest IDLE report (decentralized)
+    idle: quiescence.Report | None = None  # latest IDLE report (decentralized)
     sockets: list[str] = field(default_factory=list)  # its socket files (hello)
     waits: list[Wait] = field(default_factory=list)  # outputs waiting for inputs (hello)
 
@@ -457,12 +457,8 @@ class RTI:
             self._send(fed, Frame.CLOCK_REPLY, clock_sync.answer(payload))
         elif kind == Frame.IDLE:
             try:
-                report = json.loads(bytes(payload))
-                fed.idle = {
-                    "sent": {int(k): int(v) for k, v in report["sent"].items()},
-                    "read": {int(k): (int(n), bool(d)) for k, (n, d) in report["read"].items()},
-                }
-            except (ValueError, KeyError, TypeError) as exc:
+                fed.idle = quiescence.parse_report(payload)
+            except ValueError as exc:
                 raise transport.ProtocolError(f"bad IDLE report from {fed.name}: {exc}") from None
             self._check_quiescent()
         elif kind == Frame.READY:
@@ -522,40 +518,17 @@ class RTI:
             self._send(f, Frame.STOP_GRANTED, transport.pack_tag(*stop))
 
     def _check_quiescent(self) -> None:
-        """Decentralized: finish everyone once nothing can happen any more.
-
-        Every live federate's latest report must be IDLE, and on every link
-        between live federates, the bytes the sender reported sending must be
-        the bytes the receiver reported reading (a link from a federate that
-        resigned: the receiver read its RESIGN, its last frame). Reports are
-        taken at different moments, but a stale one cannot pass: a federate
-        that left idle after reporting did so for a message it read after its
-        report, so that link's counts disagree, unless its sender sent the
-        message after its own report, which needs a message it read after
-        that, and so on back to a link whose counts disagree."""
+        """Decentralized: finish everyone once nothing can happen any more
+        (see :mod:`hprm_core.quiescence`)."""
         if self.quiescent or self.coordination == "centralized" or not self.started:
             return
-        live = [f for f in self.feds.values() if not (f.resigned or f.failed)]
-        if not live or any(f.idle is None for f in live):
+        if not quiescence.is_quiescent(self.feds):
             return
-        for f in live:
-            assert f.idle is not None
-            for k in {k for k, _ in f.upstream}:
-                up = self.feds[k]
-                read, saw_resign = f.idle["read"].get(k, (0, False))
-                if up.failed:
-                    continue
-                if up.resigned:
-                    if not saw_resign:
-                        return
-                    continue
-                assert up.idle is not None
-                if up.idle["sent"].get(f.id, 0) != read:
-                    return
         self.quiescent = True
         log.info("federation quiescent: every federate idle, no message in flight")
-        for f in live:
-            self._send(f, Frame.QUIESCENT, b"")
+        for f in self.feds.values():
+            if not (f.resigned or f.failed):
+                self._send(f, Frame.QUIESCENT, b"")
 
     def _evaluate(self) -> None:
         self._stale = False
