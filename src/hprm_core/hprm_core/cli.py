@@ -47,9 +47,30 @@ def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
-    from hprm_core import rti
+    import os
 
-    return rti.main(rest)
+    from hprm_core import rti
+    from hprm_core.errors import AssemblyError
+    from hprm_core.tag import duration
+
+    secret = os.environ.get("HPRM_SECRET")
+    if not secret:
+        args.parser.error("set HPRM_SECRET to the federation's shared secret")
+    if isinstance(args.federates, int) and (args.after or args.coordination != "centralized"):
+        args.parser.error("--coordination and --after go with --federates NAME,NAME,...")
+    try:
+        server = rti.RTI(
+            args.address,
+            federates=args.federates,
+            secret=secret.encode(),
+            federation=args.federation,
+            start_delay=duration(args.start_delay),
+            coordination=args.coordination,
+            after=dict(args.after),
+        )
+    except AssemblyError as exc:
+        args.parser.error(str(exc))
+    return rti.run_rti(server, args.remove_dir)
 
 
 def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
@@ -102,8 +123,33 @@ def duration_arg(text: str) -> str:
     return text
 
 
+def federates_arg(text: str) -> int | list[str]:
+    """``--federates``: a count, or names in id order."""
+    if text.isdigit():
+        if int(text) < 1:
+            raise argparse.ArgumentTypeError("a federation needs at least one federate")
+        return int(text)
+    names = [n.strip() for n in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(f"empty federate name in {text!r}")
+    return names
+
+
+def after_arg(text: str) -> tuple[str, int]:
+    """``--after TOPIC=DURATION``: (topic, ns)."""
+    from hprm_core.tag import duration
+
+    topic, eq, delay = text.partition("=")
+    if not eq or not topic:
+        raise argparse.ArgumentTypeError(f"expected TOPIC=DURATION, got {text!r}")
+    try:
+        return topic, duration(duration_arg(delay))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
 # Commands that hand the rest of the command line to a parser of their own.
-_PASS_THROUGH = ("rti", "bench")
+_PASS_THROUGH = ("bench",)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -145,8 +191,40 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--trace", metavar="PATH")
     f.set_defaults(func=_cmd_federate, parser=f)
 
-    rt = sub.add_parser("rti", help="run the RTI of a federation", add_help=False)
-    rt.set_defaults(func=_cmd_rti)
+    rt = sub.add_parser("rti", help="run the RTI of a federation")
+    rt.add_argument("--address", required=True, help="unix:/path or tcp:host:port")
+    rt.add_argument(
+        "--federates",
+        type=federates_arg,
+        required=True,
+        metavar="N | NAME,NAME,...",
+        help="how many federates (each brings the structure of their common program), or "
+        "their names in id order (each describes its ports; connections are matched by topic)",
+    )
+    rt.add_argument("--federation", required=True, help="federation id shared with the federates")
+    rt.add_argument(
+        "--coordination",
+        choices=("centralized", "decentralized"),
+        default="centralized",
+        help="with --federates NAME,...: how the federation is coordinated",
+    )
+    rt.add_argument(
+        "--after",
+        action="append",
+        default=[],
+        type=after_arg,
+        metavar="TOPIC=DURATION",
+        help="with --federates NAME,...: a logical delay on every connection of TOPIC "
+        "(repeatable; breaks a zero-delay cycle)",
+    )
+    rt.add_argument("--start-delay", type=duration_arg, default="250 ms")
+    rt.add_argument(
+        "--remove-dir",
+        metavar="DIR",
+        help="delete DIR when the RTI exits, however it exits (hprm run passes its private "
+        "socket directory: nothing is left behind even if the launcher is killed)",
+    )
+    rt.set_defaults(func=_cmd_rti, parser=rt)
 
     b = sub.add_parser("bench", help="run a benchmark (no NAME: list them)", add_help=False)
     b.add_argument("name", nargs="?", help="benchmark name")

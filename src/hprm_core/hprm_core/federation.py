@@ -1,54 +1,30 @@
-"""Federated execution: each top-level reactor runs as its own OS process.
+"""A federate's coordinator: the scheduler's link to the rest of its federation.
 
-A federated program is an ordinary program whose ``@main`` says
-``federated=True``: every reactor (or bank member) at the top level becomes a
-*federate*, typically one per ported ROS 2 node, and the top-level connections
-between them become network connections. Every process imports the same
-program file and builds the same tree, so they all agree on federate ids and
-port ids without exchanging them.
+Each top-level reactor of a federated program (typically one ported ROS 2
+node) runs as its own process, with its own scheduler; this coordinator
+decides when that scheduler may process a tag, sends what its network
+outputs are set to, and delivers what arrives. How the federation is
+described is :mod:`structure`, how a federate joins it :mod:`startup`, which
+connections it has and how they run :mod:`links`; ``docs/architecture.md``
+tells the whole story, including the path of one message.
 
-Coordination (one setting per program, ``coordination=``):
+- ``"centralized"`` (default): tag g is processed once the RTI granted it
+  (TAG), or provisionally (PTAG) inside a zero-delay cycle, where inputs are
+  resolved present or absent one by one: one global tag order for the
+  whole federation.
+- ``"decentralized"``: tag g is processed once physical time reaches
+  g + ``stp_offset``; a message for a tag already processed is tardy and
+  runs the reaction's ``stp_violation`` handler (never silently reordered).
 
-- ``"centralized"`` (default): the RTI grants tag advances (NET / LTC / TAG /
-  PTAG, as in reactor-c). A federate never processes tag g before every
-  message with tag <= g has reached it, so the whole federation has one global
-  tag order. A federate with no upstream federates never waits for grants.
-  Zero-delay cycles across federates use provisional grants (PTAG): the
-  federate processes g but, before running a reaction that reads a network
-  input, waits until that input is known present or absent (upstream
-  federates on such connections send ABSENT). On one host, payloads go peer
-  to peer and the sender tells the RTI with a NOTICE (the RTI keeps its
-  in-transit accounting), so a message costs one hop, not two; a federate
-  that holds a message at or after g on every input processes g without a
-  grant (last known status). Across hosts and inside zero-delay cycles,
-  messages go through the RTI, ordered before the grants that depend on them.
-- ``"decentralized"``: messages go peer to peer; the RTI only starts and stops
-  the federation. A federate with network inputs processes tag g once physical
-  time >= g.time + ``stp_offset``; a message whose tag has already passed is
-  *tardy*: it is delivered at the next microstep and the reaction's
-  ``stp_violation`` handler runs instead of the reaction (never silently
-  reordered).
-
-Values cross processes through :mod:`hprm_core.data_plane`: small ones inside
-the frame, large buffers as shared-memory references (streamed over TCP). A
-federate with physical actions never promises the RTI a next event later than
-"now + min_delay" (its events come from outside logical time), renewing that
-promise while idle, as reactor-c does.
-
-Example::
-
-    @main(federated=True, coordination="decentralized", stp_offset="5 ms")
-    class Robot(Reactor):
-        def __init__(self):
-            super().__init__()
-            self.sensor = Sensor()          # each of these is a process
-            self.planner = Planner()
-            self.connect(self.sensor.out, self.planner.inp)
+Either way a federate whose every input already holds a message at or after
+g may process g at once (reactor-c's "last known status"). A federate with
+physical actions never promises the RTI a next event later than
+"now + min_delay", renewing that promise while idle, as reactor-c does.
+This module is compiled (:mod:`compiled`): it is on every message's path.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
 import os
@@ -68,6 +44,7 @@ from hprm_core.errors import AssemblyError, FederationError, HprmError
 from hprm_core.links import FederateLinks
 from hprm_core.reactor import PhysicalAction, Port
 from hprm_core.scheduler import TAG_MARKER, Scheduler
+from hprm_core.shutdown import ShutdownCoordinator
 from hprm_core.startup import StartupCoordinator
 from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
 from hprm_core.tag import FOREVER, NEVER, Tag, delayed, make_tag
@@ -117,8 +94,7 @@ class FederateCoordinator:
         self.granted: Tag = NEVER  # TAG: everything <= granted is known
         self.provisional: Tag = NEVER  # PTAG
         self.last_net: Tag | None = None
-        self.stop_pending: Tag | None = None  # replied to a stop request, not yet granted
-        self.stop_agreed = False  # the RTI granted a stop tag: it is final
+        self.shutdown = ShutdownCoordinator(self)
         self.failure: str | None = None
         links = FederateLinks(program, me, rti)
         self.links = links
@@ -140,14 +116,14 @@ class FederateCoordinator:
         self._idle_since = 0.0
         self.quiescent = False  # the RTI found that nothing can happen any more
         self.peer_listener: socket.socket | None = None
-        self._rti_lost = False
+        self.rti_lost = False
         self._needs_absent_out: list[NetConnection] = links.needs_absent_out
         self.waits: list[Wait] = []  # set by wire()
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
         self._batch = bytearray()  # frames for the RTI, sent together
         # Centralized: (offset in _batch, bytes sent on each peer link before
-        # the frames from there on): those must be in the sockets first (_flush).
+        # the frames from there on): those must be in the sockets first (flush).
         self._gates: deque[tuple[int, tuple[int, ...]]] = deque()
         self.data_plane: DataPlane | None = None
         self.physical_lead: int | None = None  # min_delay of our physical actions
@@ -199,10 +175,10 @@ class FederateCoordinator:
                 t = delayed(sched.tag, c.delay)
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if not c.peer_to_peer:
-                    self._to_rti(_MESSAGE, head, *parts)
+                    self.to_rti(_MESSAGE, head, *parts)
                     continue
                 if self.centralized:  # the RTI learns of it after the payload left
-                    self._to_rti(Frame.NOTICE, head)
+                    self.to_rti(Frame.NOTICE, head)
                 conn = self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
@@ -248,15 +224,16 @@ class FederateCoordinator:
                     # it reached us: until every upstream peer is connected
                     # (right after START), a payload may sit in a socket we
                     # do not watch yet.
-                    self._flush()
+                    self.flush()
                     sched.wait(None)
                     continue
                 if self._unsettled_grant:
                     self._settle_peers(sched)
                 if sched.has_news():
                     return False
-                if self.stop_pending is not None and tag > self.stop_pending:
-                    self._flush()  # a stop request or reply may wait there (see _flush)
+                pending = self.shutdown.pending
+                if pending is not None and tag > pending:
+                    self.flush()  # a stop request or reply may wait there (see flush)
                     sched.wait(None)
                     continue
                 if self._may_process(sched, tag):
@@ -269,7 +246,7 @@ class FederateCoordinator:
                         # NET) must reach the RTI now, or federates downstream
                         # wait for our next tag to complete before they may
                         # process their own events.
-                        self._flush()
+                        self.flush()
                     return True
                 self._wait(sched, tag)
 
@@ -313,7 +290,7 @@ class FederateCoordinator:
         timeout = sched.idle_poll
         if tag >= FOREVER and not self.centralized and not sched.keepalive:
             timeout = self._idle(sched)
-        self._flush()
+        self.flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(timeout)
         else:
@@ -346,7 +323,7 @@ class FederateCoordinator:
         )
         if report != self._idle_reported:
             self._idle_reported = report
-            self._to_rti(Frame.IDLE, report)
+            self.to_rti(Frame.IDLE, report)
 
     def bytes_sent(self) -> int:
         """Bytes this federate wrote to its RTI and peer sockets (frames)."""
@@ -372,11 +349,11 @@ class FederateCoordinator:
                 tag = cap
         if tag != self.last_net and self.rti is not None:
             self.last_net = tag
-            self._to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
+            self.to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
             if self.physical_lead is not None:
-                self._flush()
+                self.flush()
 
-    def _to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
+    def to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
         """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
         the next NET) leave together in one write when the tag completes or
         before the federate waits: fewer wake-ups of the RTI and of receivers."""
@@ -384,13 +361,13 @@ class FederateCoordinator:
         transport.append_frame(self._batch, kind, *parts)
         if self.centralized:
             for conn in self.peers.values():
-                if conn.held_back:  # see _flush
+                if conn.held_back:  # see flush
                     need = tuple(c.bytes_sent for c in self.peers.values())
                     if not self._gates or self._gates[-1][1] != need:
                         self._gates.append((start, need))
                     break
 
-    def _flush(self) -> bool:
+    def flush(self) -> bool:
         """Send the queued RTI frames; False if the RTI is gone.
 
         Centralized, a frame queued while a peer link held back payload bytes
@@ -440,7 +417,7 @@ class FederateCoordinator:
                 if self.failure is not None:
                     gate.clear()
                     return
-                self._flush()
+                self.flush()
                 sched.wait(None)
 
     def _input_known(self, sched: Scheduler, port: Port, cid: int, tag: Tag) -> bool:
@@ -467,7 +444,7 @@ class FederateCoordinator:
                 continue  # a reaction that may still write it has not run yet
             self._sent_step[c.id] = sched.step
             t = delayed(sched.tag, c.delay)
-            self._to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
+            self.to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def _yield_to_receivers(self, sched: Scheduler) -> None:
         """Hand the CPU to the receivers we woke, as soon as we know we are
@@ -491,58 +468,25 @@ class FederateCoordinator:
         if self._needs_absent_out:
             self._send_absents(sched, None)
         if self.centralized:
-            self._to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
+            self.to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
             if tag < sched.stop_tag:  # the next NET leaves in the same write
                 nxt = sched.next_event_tag()
                 self._send_net(nxt if nxt < sched.stop_tag else sched.stop_tag)
-        self._flush()
+        self.flush()
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
-        if self.failure is not None or self.rti is None:
-            return tag
-        with sched.lock:
-            # One stop per federation: once a stop is being agreed (or was),
-            # another request (a reaction failing at every tag until then,
-            # say) changes nothing, and the RTI would not answer it.
-            if self.stop_agreed or self.stop_pending is not None:
-                return FOREVER
-            self.stop_pending = tag
-        self._to_rti(Frame.STOP_REQUEST, pack_tag(tag.time, tag.microstep))
-        if not self._flush():  # nobody left to agree with: stop here
-            self._fail("lost the RTI")
-            return tag
-        return FOREVER  # the RTI's grant decides
+        return self.shutdown.request(sched, tag)
 
     def finish(self, sched: Scheduler) -> None:
-        if self.rti is not None and self.failure is None:
-            self.resigned = True  # before sending: the RTI may close right after
-            for conn in self.peers.values():
-                with contextlib.suppress(OSError):
-                    conn.send(Frame.RESIGN)
-                if self.centralized:  # our last payloads leave before the RTI hears we are done
-                    conn.close()
-            self._to_rti(Frame.RESIGN)
-            self._flush()
+        self.shutdown.resign()
         self.close()
 
     def close(self) -> None:
-        if self.data_plane is not None:
-            self.data_plane.close()
-            self.data_plane = None
-        for conn in self.peers.values():
-            conn.close()
-        if self.rti is not None:
-            self.rti.close()
-        if self.peer_listener is not None:
-            transport.close_listener(self.peer_listener)
-            self.peer_listener = None
-        if self._rti_lost and self.rti_address.startswith("unix:"):
-            # A killed RTI leaves its socket file; the federates leaving after it remove it.
-            transport.remove_stale_socket(self.rti_address[5:])
+        self.shutdown.close()
 
     # -- receiving -----------------------------------------------------------------------
 
-    def _fail(self, reason: str) -> None:
+    def fail(self, reason: str) -> None:
         sched = self.sched
         assert sched is not None
         with sched.lock:
@@ -605,27 +549,11 @@ class FederateCoordinator:
                 self.provisional = g
                 self._unsettled_grant = bool(self.p2p_upstream)
         elif kind == Frame.STOP_REQUEST:
-            proposed = Tag(*unpack_tag(payload))
-            with sched.lock:
-                # This runs in the scheduler thread (selector callback), so
-                # sched.tag is the tag in progress or last processed; waking the
-                # scheduler makes it re-check before it advances past the reply.
-                reply = max(proposed, sched.tag.delay(0))
-                if self.stop_pending is None or reply < self.stop_pending:
-                    self.stop_pending = reply
-                reply = self.stop_pending
-                sched.wake()
-            self._to_rti(Frame.STOP_REPLY, pack_tag(reply.time, reply.microstep))
-            self._flush()
+            self.shutdown.on_request(sched, Tag(*unpack_tag(payload)))
         elif kind == Frame.STOP_GRANTED:
-            g = Tag(*unpack_tag(payload))
-            with sched.lock:
-                sched.stop_tag = min(sched.stop_tag, g)
-                self.stop_pending = None
-                self.stop_agreed = True
-                sched.wake()
+            self.shutdown.on_granted(sched, Tag(*unpack_tag(payload)))
         elif kind == Frame.FAILED:
-            self._fail(bytes(payload).decode())
+            self.fail(bytes(payload).decode())
         elif kind == Frame.QUIESCENT:
             with sched.lock:
                 self.quiescent = True
@@ -649,11 +577,11 @@ class FederateCoordinator:
         except (EOFError, OSError) as exc:
             sched.remove_reader(conn.sock)
             if not self.resigned and self.failure is None:
-                self._fail(f"lost the RTI ({exc})")
-                self._rti_lost = True
+                self.fail(f"lost the RTI ({exc})")
+                self.rti_lost = True
         except Exception as exc:
             sched.remove_reader(conn.sock)
-            self._fail(f"bad frame from the RTI: {exc}")
+            self.fail(f"bad frame from the RTI: {exc}")
 
     def add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
         """Accept thread: watch a new upstream peer's socket (from the next wait)."""

@@ -30,7 +30,6 @@ structure in their hello (all of them must describe the same one). Its jobs:
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import heapq
 import json
@@ -41,7 +40,6 @@ import shutil
 import signal
 import socket
 import stat
-import sys
 import threading
 import time
 from dataclasses import dataclass, field
@@ -53,7 +51,6 @@ from hprm_core.causality import Wait, find_loop
 from hprm_core.errors import AssemblyError
 from hprm_core.gatekeeper import Gatekeeper
 from hprm_core.grants import grants
-from hprm_core.structure import COORDINATIONS
 from hprm_core.tag import NEVER, Tag, duration, make_tag
 from hprm_core.transport import ROUTE, Connection, Frame, unpack_tag
 
@@ -580,59 +577,10 @@ def _waits(raw: Any) -> list[Wait]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="hprm rti", description="Run the RTI of a federation")
-    p.add_argument("--address", required=True, help="unix:/path or tcp:host:port")
-    p.add_argument(
-        "--federates",
-        type=_federates_arg,
-        required=True,
-        metavar="N | NAME,NAME,...",
-        help="how many federates (each brings the structure of their common program), or "
-        "their names in id order (each describes its ports; connections are matched by topic)",
-    )
-    p.add_argument("--federation", required=True, help="federation id shared with the federates")
-    p.add_argument(
-        "--coordination",
-        choices=COORDINATIONS,
-        default="centralized",
-        help="with --federates NAME,...: how the federation is coordinated",
-    )
-    p.add_argument(
-        "--after",
-        action="append",
-        default=[],
-        type=_after_arg,
-        metavar="TOPIC=DURATION",
-        help="with --federates NAME,...: a logical delay on every connection of TOPIC "
-        "(repeatable; breaks a zero-delay cycle)",
-    )
-    p.add_argument("--start-delay", default="250 ms")
-    p.add_argument(
-        "--remove-dir",
-        metavar="DIR",
-        help="delete DIR when the RTI exits, however it exits (hprm run passes its private "
-        "socket directory: nothing is left behind even if the launcher is killed)",
-    )
-    args = p.parse_args(argv)
-    secret = os.environ.get("HPRM_SECRET")
-    if not secret:
-        print("hprm rti: set HPRM_SECRET to the federation's shared secret", file=sys.stderr)
-        return 2
-    if isinstance(args.federates, int) and (args.after or args.coordination != "centralized"):
-        p.error("--coordination and --after go with --federates NAME,NAME,...")
-    try:
-        rti = RTI(
-            args.address,
-            federates=args.federates,
-            secret=secret.encode(),
-            federation=args.federation,
-            start_delay=duration(args.start_delay),
-            coordination=args.coordination,
-            after=dict(args.after),
-        )
-    except AssemblyError as exc:
-        p.error(str(exc))
+def run_rti(rti: RTI, remove_dir: str | None = None) -> int:
+    """The RTI process: announce the address, serve until the federation ends,
+    clean up however it ends (``remove_dir``: the launcher's private socket
+    directory, deleted even if the launcher was killed). Its exit code."""
     # Before the address is announced: whoever reads it may signal at once.
     previous = signal.signal(signal.SIGTERM, _terminate)
     try:
@@ -650,32 +598,8 @@ def main(argv: list[str] | None = None) -> int:
         rti.close()
         return 128 + signal.SIGTERM
     finally:
-        if args.remove_dir:
-            shutil.rmtree(args.remove_dir, ignore_errors=True)
-
-
-def _federates_arg(text: str) -> int | list[str]:
-    if text.isdigit():
-        if int(text) < 1:
-            raise argparse.ArgumentTypeError("a federation needs at least one federate")
-        return int(text)
-    names = [n.strip() for n in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(f"empty federate name in {text!r}")
-    return names
-
-
-def _after_arg(text: str) -> tuple[str, int]:
-    topic, eq, delay = text.partition("=")
-    if not eq or not topic:
-        raise argparse.ArgumentTypeError(f"expected TOPIC=DURATION, got {text!r}")
-    try:
-        ns = duration(delay)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-    if ns < 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: a delay must be >= 0")
-    return topic, ns
+        if remove_dir:
+            shutil.rmtree(remove_dir, ignore_errors=True)
 
 
 def _terminate(signum: int, frame: Any) -> None:

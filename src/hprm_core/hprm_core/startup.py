@@ -172,7 +172,7 @@ class StartupCoordinator:
             ) from None
         # Two federates must never both block sending to each other. In
         # centralized mode, what we tell the RTI waits until held-back
-        # payloads have left (see FederateCoordinator._flush): wake the
+        # payloads have left (see FederateCoordinator.flush): wake the
         # scheduler then.
         conn.hold_back_when_full(c.sched.wake if c.centralized else None)
         c.peers[fid] = conn

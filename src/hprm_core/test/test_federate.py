@@ -117,7 +117,7 @@ def test_rti_options_are_checked_before_it_listens():
         (["--federates", "a,a"], "federate 'a' is named twice"),
         (["--federates", "2", "--after", "/x=1 ms"], "go with --federates NAME"),
         (["--federates", "a,b", "--after", "/x"], "expected TOPIC=DURATION"),
-        (["--federates", "a,b", "--after", "/x=-1 s"], "a delay must be >= 0"),
+        (["--federates", "a,b", "--after", "/x=-1 s"], "a duration must be >= 0"),
     ]:
         r = subprocess.run(
             [*CLI, "rti", "--address", "unix:/nonexistent/rti.sock", "--federation", "f", *args],
