@@ -25,6 +25,12 @@ class FederationError(HprmError):
     """Another federate failed, the RTI went away, or the handshake failed."""
 
 
+class SerializationError(HprmError):
+    """A value cannot be serialized in the requested mode, or a received header
+    is corrupt, truncated, refused (pickle in safe mode) or references an
+    object that cannot be resolved."""
+
+
 class ProgramError(HprmError):
     """A program file could not be loaded: the message holds the error and
     the program's own lines that raised it (not the runtime's)."""
