@@ -1,0 +1,240 @@
+"""ROS 2 message classes as rclpy's code sees them, without ROS 2 installed.
+
+A ported node keeps its ``from sensor_msgs.msg import Image``. Inside an HPRM
+federate that import must work whether or not a real ROS 2 is installed,
+and give classes that behave like rclpy's for the code that uses them:
+default and keyword construction (an unknown keyword is the same
+``AssertionError`` rclpy raises), nested messages of the same kind, field
+assignment, equality, an rclpy-style ``repr`` and
+``get_fields_and_field_types()``. They are built on the wire client's type
+registry (every Humble type, plus ``.msg`` files found on disk), so the
+numeric sequences are numpy arrays: an ``Image``'s ``data`` crosses between
+federates by shared-memory reference, not by copy.
+
+:func:`install` puts a finder first on ``sys.meta_path`` that answers
+``import <pkg>.msg`` for every package the registry knows; HPRM federates
+install it before importing node code. A plain ROS 2 process never does, and
+keeps rclpy's classes.
+
+Example::
+
+    >>> from hprm_bridge import messages
+    >>> String = messages.message_class("std_msgs/msg/String")
+    >>> String(data="hi")
+    std_msgs.msg.String(data='hi')
+    >>> messages.message_class("sensor_msgs/msg/Image").get_fields_and_field_types()["data"]
+    'sequence<uint8>'
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import sys
+import threading
+import types
+from typing import Any
+
+import numpy as np
+
+from hprm_bridge.wire.typesys import TypeRegistry, default_registry
+
+__all__ = ["install", "message_class", "message_module", "uninstall"]
+
+_IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": "uint8",
+              "bool": "boolean"}  # fmt: skip
+_BASE, _NAME, _ARRAY, _SEQUENCE = 1, 2, 3, 4  # rosbags' Nodetype values
+
+_lock = threading.RLock()
+_classes: dict[str, type] = {}
+
+
+def message_class(ros_type: str, registry: TypeRegistry | None = None) -> type:
+    """The class of ``pkg/msg/Name`` (one per type and process)."""
+    reg = registry or default_registry()
+    name = reg.resolve(ros_type)
+    with _lock:
+        cls = _classes.get(name)
+        if cls is None:
+            cls = _classes[name] = _make_class(name, reg)
+        return cls
+
+
+def message_module(package: str, registry: TypeRegistry | None = None) -> types.ModuleType:
+    """A ``package.msg`` module whose attributes are the package's message classes."""
+    reg = registry or default_registry()
+    prefix = f"{package}/msg/"
+    names = sorted(t[len(prefix) :] for t in reg.known() if t.startswith(prefix))
+    module = types.ModuleType(f"{package}.msg", f"ROS 2 messages of {package} (HPRM)")
+
+    def __getattr__(attr: str) -> type:
+        if attr in names:
+            cls = message_class(prefix + attr, reg)
+            setattr(module, attr, cls)
+            return cls
+        raise AttributeError(f"module '{package}.msg' has no message {attr!r}")
+
+    module.__getattr__ = __getattr__  # type: ignore[method-assign]
+    module.__all__ = names
+    return module
+
+
+def _type_string(desc: tuple[Any, Any]) -> str:
+    kind, rest = int(desc[0]), desc[1]
+    if kind == _NAME:
+        pkg, _, name = rest.split("/")
+        return f"{pkg}/{name}"
+    if kind == _BASE:
+        base, bound = rest
+        base = _IDL_NAMES.get(base, base)
+        return f"{base}<{bound}>" if bound and base in ("string", "wstring") else base
+    inner, n = rest
+    if kind == _ARRAY:
+        return f"{_type_string(inner)}[{n}]"
+    return f"sequence<{_type_string(inner)}, {n}>" if n else f"sequence<{_type_string(inner)}>"
+
+
+# numpy dtype name -> array.array typecode (rclpy keeps numeric sequences in array.array)
+_TYPECODES = dict(
+    uint8="B", int8="b", uint16="H", int16="h", uint32="I", int32="i",
+    uint64="Q", int64="q", float32="f", float64="d",
+)  # fmt: skip
+
+
+def _sequence_repr(value: Any) -> str:
+    """As rclpy prints a sequence field (an ``array.array`` there)."""
+    if isinstance(value, np.ndarray) and value.dtype.name in _TYPECODES:
+        if value.size == 0:
+            return "[]"
+        return f"array('{_TYPECODES[value.dtype.name]}', {value.tolist()!r})"
+    return repr(value)
+
+
+def _make_class(ros_type: str, reg: TypeRegistry) -> type:
+    base = reg.message_class(ros_type)
+    pkg, _, name = ros_type.split("/")
+    fields = reg.fields(ros_type)
+    slots = [f for f, _ in fields]
+    nested = {f: desc[1] for f, desc in fields if int(desc[0]) == _NAME}
+    field_types = {f: _type_string(desc) for f, desc in fields}
+    sequences = {f for f, desc in fields if int(desc[0]) == _SEQUENCE}
+
+    def __init__(self: Any, **kwargs: Any) -> None:
+        unknown = [k for k in kwargs if k not in field_types]
+        if unknown:  # what rclpy's generated classes raise
+            raise AssertionError(
+                f"Invalid arguments passed to constructor: {', '.join(sorted(unknown))}"
+            )
+        template = reg.new(ros_type)
+        values = {}
+        for f in slots:
+            if f in kwargs:
+                values[f] = kwargs[f]
+            elif f in nested:
+                values[f] = message_class(nested[f], reg)()
+            else:
+                values[f] = getattr(template, f)
+        base.__init__(self, **values)
+
+    def __repr__(self: Any) -> str:
+        inner = ", ".join(
+            f"{f}={_sequence_repr(v) if f in sequences else repr(v)}"
+            for f, v in ((f, getattr(self, f)) for f in slots)
+        )
+        return f"{pkg}.msg.{name}({inner})"
+
+    def __eq__(self: Any, other: Any) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        for f in slots:
+            a, b = getattr(self, f), getattr(other, f)
+            if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+                if not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    def get_fields_and_field_types(cls: type) -> dict[str, str]:
+        return dict(field_types)
+
+    def __reduce__(self: Any) -> tuple[Any, ...]:
+        # By type name, not by module path: a receiving process need not have
+        # the import finder installed (nor ROS 2 sourced) to rebuild it.
+        return (_rebuild, (ros_type, {f: getattr(self, f) for f in slots}))
+
+    cls = type(
+        name,
+        (base,),
+        {
+            "__init__": __init__,
+            "__repr__": __repr__,
+            "__eq__": __eq__,
+            "__hash__": None,
+            "__module__": f"{pkg}.msg",
+            "__qualname__": name,
+            "get_fields_and_field_types": classmethod(get_fields_and_field_types),
+            "__reduce__": __reduce__,
+        },
+    )
+    return cls
+
+
+def _rebuild(ros_type: str, values: dict[str, Any]) -> Any:
+    return message_class(ros_type)(**values)
+
+
+class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Answers ``import <pkg>.msg`` (and the bare ``<pkg>``) for packages the
+    registry knows, before any installed ROS 2 package could."""
+
+    def __init__(self, registry: TypeRegistry | None) -> None:
+        self.registry = registry
+
+    def _packages(self) -> set[str]:
+        reg = self.registry or default_registry()
+        return {t.split("/", 1)[0] for t in reg.known()}
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        pkg, _, sub = fullname.partition(".")
+        if sub not in ("", "msg") or pkg not in self._packages():
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=not sub)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        pkg, _, sub = spec.name.partition(".")
+        if sub:
+            return message_module(pkg, self.registry)
+        module = types.ModuleType(pkg, f"ROS 2 interfaces of {pkg} (HPRM)")
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+_finder: _MessageFinder | None = None
+
+
+def install(registry: TypeRegistry | None = None) -> None:
+    """Make ``import <pkg>.msg`` give this module's classes in this process
+    (idempotent). Modules of those packages imported before stay as they were."""
+    global _finder
+    with _lock:
+        if _finder is None:
+            _finder = _MessageFinder(registry)
+            sys.meta_path.insert(0, _finder)
+
+
+def uninstall() -> None:
+    """Undo :func:`install`; forget the message modules it created."""
+    global _finder
+    with _lock:
+        if _finder is None:
+            return
+        sys.meta_path.remove(_finder)
+        for name, module in list(sys.modules.items()):
+            spec = getattr(module, "__spec__", None)
+            if spec is not None and spec.loader is _finder:
+                del sys.modules[name]
+        _finder = None
