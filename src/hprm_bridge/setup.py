@@ -29,6 +29,7 @@ setup(
     extras_require={"test": ["pytest>=7", "pytest-timeout>=2", "dora-rs==1.1.0"]},
     zip_safe=False,
     entry_points={
+        "console_scripts": ["hprm-ros = hprm_bridge.ros_cli:main"],
         "hprm.benchmarks": ["ros2-wire = hprm_bridge.bench:main"],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
     },

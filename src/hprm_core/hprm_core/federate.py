@@ -67,17 +67,67 @@ def run_federate(
         if name not in program.by_name:
             known = ", ".join(program.by_name)
             raise FederationError(f"{program_path} has no federate {name!r} (federates: {known})")
-    else:
-        reactor = cls()
-        reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
-        graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
-        wanted = opts.get("coordination")
-        if wanted is not None and wanted != graph.coordination:
-            raise FederationError(
-                f"{program_path} asks for {wanted} coordination; "
-                f"the RTI runs the federation {graph.coordination}"
-            )
-        program = FederatedProgram(graph, {name: reactor})
+        return _run(program, name, opts, rti, secret, federation, fast, timeout, trace,
+                    listen_dir, rti_wait)  # fmt: skip
+    return run_self_described(
+        cls(),
+        name,
+        rti=rti,
+        secret=secret,
+        federation=federation,
+        options=opts,
+        fast=fast,
+        timeout=timeout,
+        trace=trace,
+        listen_dir=listen_dir,
+        rti_wait=rti_wait,
+    )
+
+
+def run_self_described(
+    reactor: Reactor,
+    name: str,
+    *,
+    rti: str,
+    secret: bytes,
+    federation: str,
+    options: dict[str, Any] | None = None,
+    fast: bool | None = None,
+    timeout: Duration = None,
+    trace: Any = None,
+    listen_dir: str | None = None,
+    rti_wait: float = RTI_WAIT_S,
+) -> int:
+    """Run ``reactor``, built by this process (a program's ``@main`` reactor, a
+    ported ROS 2 node), as federate ``name`` of a federation whose RTI matches
+    ports by topic; returns a process exit code. ``options``: as ``@main``'s."""
+    opts = dict(options or {})
+    reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
+    graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
+    wanted = opts.get("coordination")
+    if wanted is not None and wanted != graph.coordination:
+        raise FederationError(
+            f"{name} asks for {wanted} coordination; the RTI runs the federation "
+            f"{graph.coordination}"
+        )
+    program = FederatedProgram(graph, {name: reactor})
+    return _run(program, name, opts, rti, secret, federation, fast, timeout, trace,
+                listen_dir, rti_wait)  # fmt: skip
+
+
+def _run(
+    program: FederatedProgram,
+    name: str,
+    opts: dict[str, Any],
+    rti: str,
+    secret: bytes,
+    federation: str,
+    fast: bool | None,
+    timeout: Duration,
+    trace: Any,
+    listen_dir: str | None,
+    rti_wait: float,
+) -> int:
     me = program.by_name[name]
     assert me.reactor is not None
     coordinator = FederateCoordinator(

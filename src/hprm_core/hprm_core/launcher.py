@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -92,7 +92,44 @@ class Launch:
         structure = FederatedProgram.from_main(cls(), opts.get("coordination", "centralized"))
         for key in ("stp_offset", "busy_poll"):  # a misspelt federate name fails here, once
             structure.per_federate(opts, key)
-        self.names = [f.name for f in structure.federates]
+        cli = [sys.executable, "-m", "hprm_core.cli"]
+        commands = {}
+        for f in structure.federates:
+            args = [*cli, "federate", self.program, f.name]
+            if fast:
+                args.append("--fast")
+            if timeout is not None:
+                args += ["--timeout", str(timeout)]
+            if trace:
+                base = Path(trace)
+                args += ["--trace", str(base.with_name(f"{base.stem}.{f.name}{base.suffix}"))]
+            commands[f.name] = args + (extra_args or {}).get(f.name, [])
+        self._start(commands, [str(len(commands))], output)
+
+    @classmethod
+    def of_processes(
+        cls,
+        commands: dict[str, list[str]],
+        *,
+        rti_args: Sequence[str] = (),
+        output: Callable[[str], None] | None = None,
+    ) -> Launch:
+        """A federation of federates that describe themselves (one executable
+        each): ``commands`` maps each federate's name to its command line, to
+        which ``--rti ADDRESS --federation ID --listen-dir DIR`` are added; the
+        RTI gets the names and ``rti_args`` (e.g. ``--coordination``)."""
+        launch = cls.__new__(cls)
+        launch.program = ""
+        launch._start(commands, [",".join(commands), *rti_args], output)
+        return launch
+
+    def _start(
+        self,
+        commands: dict[str, list[str]],
+        federates_arg: list[str],
+        output: Callable[[str], None] | None,
+    ) -> None:
+        self.names = list(commands)
         self.output = output or _print_line
         self.dir = tempfile.mkdtemp(prefix="hprm-")
         os.chmod(self.dir, 0o700)
@@ -106,24 +143,16 @@ class Launch:
         try:
             self._spawn(
                 "rti",
-                [*cli, "rti", "--address", rti_address, "--federates", str(len(self.names)),
+                [*cli, "rti", "--address", rti_address, "--federates", *federates_arg,
                  "--federation", self.federation, "--remove-dir", self.dir],
                 env,
                 parent_death=signal.SIGTERM,  # so it can remove the directory
             )  # fmt: skip
             self._wait_for_socket(f"{self.dir}/rti.sock")
-            for name in self.names:
-                args = [*cli, "federate", self.program, name, "--rti", rti_address,
-                        "--federation", self.federation, "--listen-dir", self.dir]  # fmt: skip
-                if fast:
-                    args.append("--fast")
-                if timeout is not None:
-                    args += ["--timeout", str(timeout)]
-                if trace:
-                    base = Path(trace)
-                    args += ["--trace", str(base.with_name(f"{base.stem}.{name}{base.suffix}"))]
-                args += (extra_args or {}).get(name, [])
-                self._spawn(name, args, env)
+            for name, args in commands.items():
+                where = ["--rti", rti_address, "--federation", self.federation,
+                         "--listen-dir", self.dir]  # fmt: skip
+                self._spawn(name, [*args, *where], env)
         except BaseException:
             self.terminate()
             raise

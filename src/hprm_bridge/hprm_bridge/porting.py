@@ -1,0 +1,135 @@
+"""Running an unmodified rclpy node file as an HPRM federate.
+
+``python -m hprm_bridge.porting NODE NAME --rti ADDR --federation ID
+[--listen-dir DIR] [--timeout D] [--stp-offset D]`` is one federate process
+(what ``hprm-ros run`` starts per node): it makes ``import rclpy`` and
+``import <pkg>.msg`` resolve to HPRM's implementations (ahead of a sourced
+ROS 2), then runs NODE, a file (as ``__main__``) or ``package.module:function``
+(a ROS 2 entry point). The node's ``rclpy.spin(node)`` runs it as federate
+NAME: it describes its publishers and subscriptions to the RTI, which
+connects them by topic to the other nodes'.
+
+Outside a federation (no ``--rti``), ``rclpy.spin`` runs the node on its
+own in logical time, until ``HPRM_TIMEOUT``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import runpy
+import sys
+import types
+from typing import Any
+
+from hprm_bridge import messages
+
+_SETTINGS: dict[str, Any] = {}
+
+
+class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``."""
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        if fullname != "rclpy" and not fullname.startswith("rclpy."):
+            return None
+        target_name = "hprm_bridge." + fullname
+        try:
+            importlib.util.find_spec(target_name)
+        except ModuleNotFoundError:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "rclpy")
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return importlib.import_module("hprm_bridge." + spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        pass
+
+
+def install_imports() -> None:
+    """``import rclpy`` and ``import <pkg>.msg`` give HPRM's in this process."""
+    if not any(isinstance(f, _RclpyFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, _RclpyFinder())
+    messages.install()
+
+
+def run_node(node: Any) -> int:
+    """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own."""
+    from hprm_core import run
+    from hprm_core.federate import run_self_described
+
+    reactor = node._as_reactor()
+    timeout = _SETTINGS.get("timeout") or os.environ.get("HPRM_TIMEOUT")
+    if not _SETTINGS.get("rti"):
+        run(reactor, timeout=timeout)
+        return 0
+    options: dict[str, Any] = {"timeout": timeout}
+    if _SETTINGS.get("stp_offset"):
+        options["stp_offset"] = _SETTINGS["stp_offset"]
+    return run_self_described(
+        reactor,
+        _SETTINGS["name"],
+        rti=_SETTINGS["rti"],
+        secret=os.environ["HPRM_SECRET"].encode(),
+        federation=_SETTINGS["federation"],
+        options=options,
+        listen_dir=_SETTINGS.get("listen_dir"),
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    import logging
+
+    from hprm_core.errors import FederationError, ReactionError
+
+    p = argparse.ArgumentParser(prog="python -m hprm_bridge.porting", description=__doc__)
+    p.add_argument("node", help="a node file, or package.module:function")
+    p.add_argument("name", help="the federate's name (the RTI's --federates list)")
+    p.add_argument("--rti")
+    p.add_argument("--federation")
+    p.add_argument("--listen-dir")
+    p.add_argument("--timeout")
+    p.add_argument("--stp-offset")
+    args = p.parse_args(argv)
+    if args.rti and not (args.federation and os.environ.get("HPRM_SECRET")):
+        p.error("--rti needs --federation and the federation's secret in HPRM_SECRET")
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    _SETTINGS.update(
+        name=args.name,
+        rti=args.rti,
+        federation=args.federation,
+        listen_dir=args.listen_dir,
+        timeout=args.timeout,
+        stp_offset=args.stp_offset,
+    )
+    install_imports()
+    log = logging.getLogger("hprm")
+    try:
+        if ":" in args.node and not os.path.exists(args.node):
+            module, _, func = args.node.partition(":")
+            result = getattr(importlib.import_module(module), func)()
+            return int(result or 0)
+        sys.argv = [args.node]
+        runpy.run_path(args.node, run_name="__main__")
+        return 0
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except ReactionError as exc:
+        log.error("node %s stopped after a callback failed: %s", args.name, exc)
+        return 1
+    except FederationError as exc:
+        log.error("node %s stopped: %s", args.name, exc)
+        return 3
+
+
+if __name__ == "__main__":
+    # Run as the imported module, not as __main__: rclpy.spin (in the node's
+    # code) reaches this module's settings through ``hprm_bridge.porting``.
+    from hprm_bridge.porting import main as _main
+
+    sys.exit(_main())

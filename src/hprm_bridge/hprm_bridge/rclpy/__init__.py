@@ -1,0 +1,73 @@
+"""HPRM's implementation of rclpy's API, for ported nodes.
+
+Inside an HPRM federate (started by ``hprm-ros run``, see
+:mod:`hprm_bridge.porting`), ``import rclpy`` gives this package, so a node
+file written for rclpy runs unchanged: ``rclpy.init()``, build the node,
+``rclpy.spin(node)`` (which runs the node as a federate until the federation
+ends), ``rclpy.shutdown()``. Outside a federation (no RTI given), ``spin``
+runs the node on its own, in logical time, until its timeout.
+
+What is not offered raises :class:`~hprm_bridge.rclpy.node.UnsupportedError`
+naming the call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hprm_bridge.rclpy.node import Node, UnsupportedError
+
+__all__ = ["Node", "UnsupportedError", "create_node", "init", "ok", "shutdown", "spin"]
+
+_state = {"initialized": False, "shutdown": False}
+
+
+def init(*, args: list[str] | None = None, context: Any = None, **kwargs: Any) -> None:
+    _state["initialized"], _state["shutdown"] = True, False
+
+
+def ok(*, context: Any = None) -> bool:
+    return bool(_state["initialized"]) and not _state["shutdown"]
+
+
+def shutdown(*, context: Any = None) -> None:
+    _state["shutdown"] = True
+
+
+def try_shutdown(*, context: Any = None) -> None:
+    shutdown()
+
+
+def create_node(node_name: str, **kwargs: Any) -> Node:
+    return Node(node_name, **kwargs)
+
+
+def spin(node: Node, executor: Any = None) -> None:
+    """Run ``node`` until its federation ends (or, on its own, its timeout).
+    Raises SystemExit with the federate's exit code when it failed."""
+    from hprm_bridge import porting
+
+    code = porting.run_node(node)
+    _state["shutdown"] = True
+    if code:
+        raise SystemExit(code)
+
+
+def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = None) -> None:
+    raise UnsupportedError(
+        "rclpy.spin_once is not supported in an HPRM federate: a federate's callbacks run "
+        "at tags the federation agrees on, so the node must hand control to rclpy.spin"
+    )
+
+
+def spin_until_future_complete(*args: Any, **kwargs: Any) -> None:
+    raise UnsupportedError(
+        "rclpy.spin_until_future_complete is not supported in an HPRM federate: futures come "
+        "from services and actions, which are not ported yet"
+    )
+
+
+def get_global_executor() -> Any:
+    from hprm_bridge.rclpy.executors import SingleThreadedExecutor
+
+    return SingleThreadedExecutor()

@@ -1,0 +1,42 @@
+"""``rclpy.duration.Duration``: a signed span of time in ns."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Duration:
+    def __init__(self, *, seconds: float = 0, nanoseconds: int = 0) -> None:
+        self._ns = int(seconds * 1_000_000_000) + int(nanoseconds)
+
+    @property
+    def nanoseconds(self) -> int:
+        return self._ns
+
+    def to_msg(self) -> Any:
+        from hprm_bridge.messages import message_class
+
+        sec, nanosec = divmod(self._ns, 1_000_000_000)
+        return message_class("builtin_interfaces/msg/Duration")(sec=sec, nanosec=nanosec)
+
+    def __add__(self, other: Duration) -> Duration:
+        if not isinstance(other, Duration):
+            return NotImplemented
+        return Duration(nanoseconds=self._ns + other._ns)
+
+    def __sub__(self, other: Duration) -> Duration:
+        if not isinstance(other, Duration):
+            return NotImplemented
+        return Duration(nanoseconds=self._ns - other._ns)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Duration) and self._ns == other._ns
+
+    def __lt__(self, other: Duration) -> bool:
+        return self._ns < other._ns
+
+    def __hash__(self) -> int:
+        return hash(self._ns)
+
+    def __repr__(self) -> str:
+        return f"<Duration(nanoseconds={self._ns})>"

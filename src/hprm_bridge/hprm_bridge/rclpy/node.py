@@ -1,0 +1,318 @@
+"""``rclpy.node.Node`` on the reactor runtime: a ported node is one reactor.
+
+What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
+
+- a publisher is an output port (``topic=``, ``msg_type=``); a subscription
+  an input port and a reaction calling its callback; a timer a reactor
+  timer in logical time (first firing one period after the start, as rclpy);
+- every publish of one tag is delivered, in order: publishing only queues
+  the message, and a last reaction of the node (declared after every
+  callback, triggered by whatever triggers them) sets each publisher's port
+  to the tuple of its messages; a subscription's reaction calls the callback
+  once per message. Why not set the port at ``publish()``: a port holds one
+  value per tag, and two publishes in one callback would overwrite;
+- callbacks of one node run one at a time, in tag order; at one tag, in the
+  order the node created its subscriptions and timers;
+- ``get_clock().now()`` inside a callback is the tag's logical time.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from hprm_bridge.rclpy.time import Time
+from hprm_core import Input, Output, Reactor, Timer
+
+
+class UnsupportedError(NotImplementedError):
+    """A part of rclpy that HPRM federates do not offer (yet): the message
+    names the call and why, instead of a silent no-op."""
+
+
+def _unsupported(call: str, why: str) -> Callable[..., Any]:
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise UnsupportedError(f"{call} is not supported in an HPRM federate: {why}")
+
+    refuse.__name__ = call.rsplit(".", 1)[-1]
+    return refuse
+
+
+def ros_type_name(msg_type: Any) -> str:
+    """``pkg/msg/Name`` for a message class (HPRM's or rclpy's) or a type string."""
+    if isinstance(msg_type, str):
+        pkg, _, name = msg_type.replace("/msg/", "/").partition("/")
+        return f"{pkg}/msg/{name}"
+    parts = getattr(msg_type, "__module__", "").split(".")
+    if len(parts) >= 2 and parts[1] == "msg":
+        return f"{parts[0]}/msg/{msg_type.__name__}"
+    raise TypeError(f"not a ROS 2 message type: {msg_type!r}")
+
+
+class _NodeReactor(Reactor):
+    """The reactor a Node builds; its ports and reactions are added per instance."""
+
+
+class RcutilsLogger:
+    """``node.get_logger()``: rclpy's console format, on stderr."""
+
+    _LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.level = 20
+        self._once: set[tuple[str, str]] = set()
+
+    def set_level(self, level: Any) -> None:
+        self.level = int(level) if not isinstance(level, str) else self._LEVELS[level.upper()]
+
+    def _log(self, severity: str, message: str, once: bool = False) -> bool:
+        if self._LEVELS[severity] < self.level:
+            return False
+        if once:
+            if (severity, message) in self._once:
+                return False
+            self._once.add((severity, message))
+        print(f"[{severity}] [{time.time():.9f}] [{self.name}]: {message}", file=sys.stderr)
+        return True
+
+    def debug(self, message: str, **kw: Any) -> bool:
+        return self._log("DEBUG", message, kw.get("once", False))
+
+    def info(self, message: str, **kw: Any) -> bool:
+        return self._log("INFO", message, kw.get("once", False))
+
+    def warning(self, message: str, **kw: Any) -> bool:
+        return self._log("WARN", message, kw.get("once", False))
+
+    warn = warning
+
+    def error(self, message: str, **kw: Any) -> bool:
+        return self._log("ERROR", message, kw.get("once", False))
+
+    def fatal(self, message: str, **kw: Any) -> bool:
+        return self._log("FATAL", message, kw.get("once", False))
+
+
+class Clock:
+    def __init__(self, reactor: Reactor) -> None:
+        self._reactor = reactor
+
+    def now(self) -> Time:
+        try:
+            return Time(nanoseconds=self._reactor.tag.time)
+        except Exception:  # not running yet (e.g. in __init__): physical time, as rclpy
+            return Time(nanoseconds=time.time_ns())
+
+
+class Publisher:
+    def __init__(self, topic: str, port: Output, msg_type: str) -> None:
+        self.topic_name = topic
+        self.msg_type = msg_type
+        self._port = port
+        self._queue: list[Any] = []
+
+    def publish(self, msg: Any) -> None:
+        self._queue.append(msg)
+
+    def get_subscription_count(self) -> int:
+        raise UnsupportedError(
+            "Publisher.get_subscription_count is not supported in an HPRM federate: "
+            "the graph is fixed before the start"
+        )
+
+
+class Subscription:
+    def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
+        self.topic_name = topic
+        self.msg_type = msg_type
+        self._port = port
+        self.callback = callback
+
+
+class TimerHandle:
+    def __init__(self, period_ns: int, timer: Timer, callback: Callable[..., Any]) -> None:
+        self.timer_period_ns = period_ns
+        self._timer = timer
+        self.callback = callback
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+    def is_canceled(self) -> bool:
+        return self.cancelled
+
+    def reset(self) -> None:
+        self.cancelled = False
+
+
+class Node:
+    """The subset of rclpy's Node that nodes publishing, subscribing and
+    timing use; see the module docstring for what each call becomes."""
+
+    def __init__(
+        self,
+        node_name: str,
+        *,
+        namespace: str | None = None,
+        context: Any = None,
+        cli_args: list[str] | None = None,
+        parameter_overrides: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not node_name or not node_name.replace("_", "a").isalnum():
+            raise ValueError(f"invalid node name {node_name!r}: letters, digits and '_' only")
+        self._name = node_name
+        ns = namespace or "/"
+        self._namespace = ns if ns.startswith("/") else "/" + ns
+        self._reactor = _NodeReactor()
+        self._publishers: list[Publisher] = []
+        self._subscriptions: list[Subscription] = []
+        self._timers: list[TimerHandle] = []
+        self._logger = RcutilsLogger(node_name)
+        self._clock = Clock(self._reactor)
+        self._finalized = False
+
+    # -- names --------------------------------------------------------------------
+
+    def get_name(self) -> str:
+        return self._name
+
+    def get_namespace(self) -> str:
+        return self._namespace
+
+    def resolve_topic_name(self, topic: str) -> str:
+        if topic.startswith("/"):
+            return topic
+        base = self._namespace.rstrip("/")
+        if topic.startswith("~"):
+            return f"{base}/{self._name}{topic[1:]}"
+        return f"{base}/{topic}"
+
+    # -- entities -------------------------------------------------------------------
+
+    def _check_open(self, call: str) -> None:
+        if self._finalized:
+            raise UnsupportedError(
+                f"Node.{call} after spin() started: an HPRM federate's ports are fixed "
+                "before its federation starts"
+            )
+
+    def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
+        self._check_open("create_publisher")
+        name, ros_type = self.resolve_topic_name(topic), ros_type_name(msg_type)
+        port = Output(topic=name, msg_type=ros_type)
+        self._reactor.attach(f"pub{len(self._publishers)}", port)
+        pub = Publisher(name, port, ros_type)
+        self._publishers.append(pub)
+        return pub
+
+    def create_subscription(
+        self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, **kw: Any
+    ) -> Subscription:
+        self._check_open("create_subscription")
+        name, ros_type = self.resolve_topic_name(topic), ros_type_name(msg_type)
+        port = Input(topic=name, msg_type=ros_type)
+        self._reactor.attach(f"sub{len(self._subscriptions)}", port)
+        sub = Subscription(name, port, ros_type, callback)
+        self._subscriptions.append(sub)
+        return sub
+
+    def create_timer(
+        self, timer_period_sec: float, callback: Callable[..., Any], *args: Any, **kw: Any
+    ) -> TimerHandle:
+        self._check_open("create_timer")
+        period = round(timer_period_sec * 1_000_000_000)
+        if period <= 0:
+            raise ValueError(f"timer period must be > 0 s, got {timer_period_sec!r}")
+        timer = Timer(offset=period, period=period)  # rclpy: first call after one period
+        self._reactor.attach(f"timer{len(self._timers)}", timer)
+        handle = TimerHandle(period, timer, callback)
+        self._timers.append(handle)
+        return handle
+
+    def destroy_publisher(self, publisher: Publisher) -> bool:
+        return True
+
+    def destroy_subscription(self, subscription: Subscription) -> bool:
+        return True
+
+    def destroy_timer(self, timer: TimerHandle) -> bool:
+        timer.cancel()
+        return True
+
+    def destroy_node(self) -> None:
+        pass
+
+    def get_logger(self) -> RcutilsLogger:
+        return self._logger
+
+    def get_clock(self) -> Clock:
+        return self._clock
+
+    create_service = _unsupported("Node.create_service", "services are not ported yet")
+    create_client = _unsupported("Node.create_client", "services are not ported yet")
+    get_topic_names_and_types = _unsupported(
+        "Node.get_topic_names_and_types", "graph queries are not ported yet"
+    )
+
+    # -- the reactor ------------------------------------------------------------------
+
+    def _as_reactor(self) -> Reactor:
+        """The node's reactor with its reactions (once; spin() calls this)."""
+        if self._finalized:
+            return self._reactor
+        self._finalized = True
+        r = self._reactor
+        triggers: list[Any] = []
+        for sub in self._subscriptions:
+            r.add_reaction(_deliver(sub), sub._port, name=f"on_{sub._port.name}")
+            triggers.append(sub._port)
+        for handle in self._timers:
+            r.add_reaction(_tick(handle), handle._timer, name=f"on_{handle._timer.name}")
+            triggers.append(handle._timer)
+        if self._publishers and triggers:
+            r.add_reaction(
+                _flush(self._publishers),
+                *triggers,
+                effects=[p._port for p in self._publishers],
+                name="publish",
+            )
+        logging.getLogger("hprm.rclpy").debug(
+            "node %s: %d publishers, %d subscriptions, %d timers",
+            self._name,
+            len(self._publishers),
+            len(self._subscriptions),
+            len(self._timers),
+        )
+        return r
+
+
+def _deliver(sub: Subscription) -> Callable[[], None]:
+    def deliver() -> None:
+        for msg in sub._port.value:
+            sub.callback(msg)
+
+    return deliver
+
+
+def _tick(handle: TimerHandle) -> Callable[[], None]:
+    def tick() -> None:
+        if not handle.cancelled:
+            handle.callback()
+
+    return tick
+
+
+def _flush(publishers: list[Publisher]) -> Callable[[], None]:
+    def flush() -> None:
+        for pub in publishers:
+            if pub._queue:
+                pub._port.set(tuple(pub._queue))
+                pub._queue.clear()
+
+    return flush
