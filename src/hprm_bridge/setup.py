@@ -22,7 +22,13 @@ setup(
     ],
     # Pinned: the client calls into libddsc's C ABI bundled with this exact wheel,
     # and relies on rosbags' typestore/codec API, which changes between minors.
-    install_requires=["numpy>=1.21", "cyclonedds==11.0.1", "rosbags==0.11.9", "hprm_core"],
+    install_requires=[
+        "numpy>=1.21",
+        "cyclonedds==11.0.1",
+        "rosbags==0.11.9",
+        "pyyaml>=6",
+        "hprm_core",
+    ],
     # colcon (setuptools >= 80) ignores tests_require: test deps live here.
     # dora-rs: an independent ROS 2 client (Rust, RustDDS) for interop tests and
     # the benchmark baseline.

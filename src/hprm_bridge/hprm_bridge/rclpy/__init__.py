@@ -13,17 +13,21 @@ naming the call.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 
 __all__ = ["Node", "UnsupportedError", "create_node", "init", "ok", "shutdown", "spin"]
 
-_state = {"initialized": False, "shutdown": False}
+_state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": []}
 
 
 def init(*, args: list[str] | None = None, context: Any = None, **kwargs: Any) -> None:
+    """As rclpy's; ``args`` (default ``sys.argv``) may hold ``--ros-args``
+    (``-p``, ``--params-file``, ``-r``), read by every node created after."""
     _state["initialized"], _state["shutdown"] = True, False
+    _state["args"] = list(sys.argv if args is None else args)
 
 
 def ok(*, context: Any = None) -> bool:

@@ -24,6 +24,15 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.rclpy.parameter import (
+    InvalidParameterTypeException,
+    Parameter,
+    ParameterAlreadyDeclaredException,
+    ParameterNotDeclaredException,
+    SetParametersResult,
+    params_from_file,
+    parse_ros_args,
+)
 from hprm_bridge.rclpy.time import Time
 from hprm_core import Input, Output, Reactor, Timer
 
@@ -164,11 +173,25 @@ class Node:
         parameter_overrides: list[Any] | None = None,
         **kwargs: Any,
     ) -> None:
+        from hprm_bridge import rclpy
+
+        args = list(rclpy._state["args"]) if kwargs.get("use_global_arguments", True) else []
+        ros = parse_ros_args(args + list(cli_args or []))
+        self._remaps: dict[str, str] = ros["remaps"]
+        node_name = self._remaps.get("__node", node_name)
         if not node_name or not node_name.replace("_", "a").isalnum():
             raise ValueError(f"invalid node name {node_name!r}: letters, digits and '_' only")
         self._name = node_name
-        ns = namespace or "/"
+        ns = self._remaps.get("__ns", namespace or "/")
         self._namespace = ns if ns.startswith("/") else "/" + ns
+        fqn = f"{self._namespace.rstrip('/')}/{node_name}"
+        self._overrides: dict[str, Any] = {}
+        for path in ros["params_files"]:
+            self._overrides.update(params_from_file(path, fqn))
+        self._overrides.update(ros["params"])
+        for param in parameter_overrides or ():
+            self._overrides[param.name] = param.value
+        self._parameters: dict[str, Parameter] = {}
         self._reactor = _NodeReactor()
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
@@ -186,12 +209,86 @@ class Node:
         return self._namespace
 
     def resolve_topic_name(self, topic: str) -> str:
+        """Expanded as ROS 2 does (namespace, ``~``), then remapped (``-r from:=to``,
+        ``from`` as written or expanded)."""
+        name = self._expand(topic)
+        for src, dst in self._remaps.items():
+            if not src.startswith("__") and (src == topic or self._expand(src) == name):
+                return self._expand(dst)
+        return name
+
+    def _expand(self, topic: str) -> str:
         if topic.startswith("/"):
             return topic
         base = self._namespace.rstrip("/")
         if topic.startswith("~"):
             return f"{base}/{self._name}{topic[1:]}"
         return f"{base}/{topic}"
+
+    # -- parameters -------------------------------------------------------------------
+
+    def declare_parameter(
+        self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False
+    ) -> Parameter:
+        if name in self._parameters:
+            raise ParameterAlreadyDeclaredException(f"parameter {name!r} is already declared")
+        if isinstance(value, Parameter.Type):  # declare_parameter(name, Parameter.Type.X)
+            value = None
+        if name in self._overrides and not ignore_override:
+            given = self._overrides[name]
+            if value is not None and given is not None:
+                want, got = (Parameter.Type.from_parameter_value(v) for v in (value, given))
+                if want != got and {want, got} != {Parameter.Type.INTEGER, Parameter.Type.DOUBLE}:
+                    raise InvalidParameterTypeException(
+                        f"parameter {name!r} of node {self._name}: declared {want.name} "
+                        f"(default {value!r}), overridden with {got.name} {given!r}"
+                    )
+                if want == Parameter.Type.DOUBLE and got == Parameter.Type.INTEGER:
+                    given = float(given)
+            value = given
+        param = Parameter(name, value=value)
+        self._parameters[name] = param
+        return param
+
+    def declare_parameters(
+        self, namespace: str, parameters: list[tuple[Any, ...]], ignore_override: bool = False
+    ) -> list[Parameter]:
+        prefix = f"{namespace}." if namespace else ""
+        return [
+            self.declare_parameter(prefix + p[0], *p[1:2], ignore_override=ignore_override)
+            for p in parameters
+        ]
+
+    def has_parameter(self, name: str) -> bool:
+        return name in self._parameters
+
+    def get_parameter(self, name: str) -> Parameter:
+        try:
+            return self._parameters[name]
+        except KeyError:
+            raise ParameterNotDeclaredException(
+                f"parameter {name!r} of node {self._name} is not declared"
+            ) from None
+
+    def get_parameter_or(self, name: str, alternative_value: Any = None) -> Parameter:
+        return self._parameters.get(name, alternative_value)
+
+    def get_parameters(self, names: list[str]) -> list[Parameter]:
+        return [self.get_parameter(n) for n in names]
+
+    def set_parameters(self, parameter_list: list[Parameter]) -> list[SetParametersResult]:
+        results = []
+        for p in parameter_list:
+            if p.name not in self._parameters:
+                results.append(SetParametersResult(False, f"parameter {p.name!r} not declared"))
+                continue
+            self._parameters[p.name] = p
+            results.append(SetParametersResult(True))
+        return results
+
+    def undeclare_parameter(self, name: str) -> None:
+        self.get_parameter(name)
+        del self._parameters[name]
 
     # -- entities -------------------------------------------------------------------
 
