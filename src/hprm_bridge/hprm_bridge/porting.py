@@ -20,6 +20,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import json
 import os
 import runpy
 import sys
@@ -95,7 +96,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
+    p.add_argument(
+        "--ros-args-json",
+        default="[]",
+        help="the node's --ros-args as a JSON list (what rclpy.init() finds in sys.argv)",
+    )
     args = p.parse_args(argv)
+    try:
+        ros_args = json.loads(args.ros_args_json)
+        if not (isinstance(ros_args, list) and all(isinstance(a, str) for a in ros_args)):
+            raise ValueError("not a list of strings")
+    except ValueError as exc:
+        p.error(f"--ros-args-json: {exc}")
     if args.rti and not (args.federation and os.environ.get("HPRM_SECRET")):
         p.error("--rti needs --federation and the federation's secret in HPRM_SECRET")
     logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
@@ -111,10 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     log = logging.getLogger("hprm")
     try:
         if ":" in args.node and not os.path.exists(args.node):
+            sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
             module, _, func = args.node.partition(":")
             result = getattr(importlib.import_module(module), func)()
             return int(result or 0)
-        sys.argv = [args.node]
+        sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
         runpy.run_path(args.node, run_name="__main__")
         return 0
     except SystemExit as exc:

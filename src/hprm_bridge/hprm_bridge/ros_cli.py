@@ -15,6 +15,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -34,6 +35,13 @@ def _node_arg(text: str) -> tuple[str, str]:
     return name, node
 
 
+def _param_arg(text: str) -> tuple[str, str]:
+    node, sep, rest = text.partition(":")
+    if not sep or ":=" not in rest:
+        raise argparse.ArgumentTypeError(f"expected NODE:NAME:=VALUE, got {text!r}")
+    return node, rest
+
+
 def main(argv: list[str] | None = None) -> int:
     from hprm_core.launcher import Launch
 
@@ -47,8 +55,18 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--stp-offset", type=duration_arg, help="decentralized: safe-to-process offset")
     r.add_argument("--after", action="append", default=[], type=after_arg,
                    metavar="TOPIC=DURATION", help="a logical delay on a topic")  # fmt: skip
+    r.add_argument("--params-file", action="append", default=[], metavar="FILE",
+                   help="a ROS 2 params file for every node (each reads its own)")  # fmt: skip
+    r.add_argument("--param", action="append", default=[], type=_param_arg,
+                   metavar="NODE:NAME:=VALUE", help="one parameter of one node")  # fmt: skip
     args = p.parse_args(argv)
     names = [n for n, _ in args.nodes]
+    for f in args.params_file:
+        if not Path(f).is_file():
+            p.error(f"params file not found: {f}")
+    unknown = sorted({node for node, _ in args.param} - set(names))
+    if unknown:
+        p.error(f"--param names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
     commands = {}
@@ -58,6 +76,10 @@ def main(argv: list[str] | None = None) -> int:
             cmd += ["--timeout", args.timeout]
         if args.stp_offset:
             cmd += ["--stp-offset", args.stp_offset]
+        ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
+        ros_args += [a for node, kv in args.param if node == name for a in ("-p", kv)]
+        if ros_args:
+            cmd += ["--ros-args-json", json.dumps(ros_args)]
         commands[name] = cmd
     rti_args = ["--coordination", args.coordination]
     for topic, ns in args.after:

@@ -96,3 +96,17 @@ def test_the_same_node_files_run_under_real_rclpy():
     n = int(heard[0][:-1]) if heard[0].endswith("a") else int(heard[1][:-1])
     start = heard.index(f"{n}a")
     assert heard[start : start + 4] == [f"{n}a", f"{n}b", f"{n + 1}a", f"{n + 1}b"], heard
+
+
+def test_parameters_reach_each_node_from_files_and_the_command_line(tmp_path):
+    params = tmp_path / "params.yaml"
+    params.write_text("greeter:\n  ros__parameters:\n    greeting: hi\n    period: 0.02\n")
+    r = _hprm_ros(NODES / "greeter.py", NODES / "listener.py", "--timeout", "60 ms",
+                  "--params-file", params)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _heard(r.stdout) == ["hi_1", "hi_2", "hi_3"]  # every 20 ms, from the file
+    r = _hprm_ros(NODES / "greeter.py", NODES / "listener.py", "--timeout", "20 ms",
+                  "--params-file", params, "--param", "greeter:greeting:=hey")  # fmt: skip
+    assert _heard(r.stdout) == ["hey_1"], r.stdout + r.stderr  # -p beats the file
+    r = _hprm_ros(NODES / "greeter.py", "--param", "nobody:x:=1", timeout=60)
+    assert r.returncode == 2 and "--param names no node nobody" in r.stderr
