@@ -125,7 +125,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             raise AssertionError(
                 f"Invalid arguments passed to constructor: {', '.join(sorted(unknown))}"
             )
-        template = reg.new(ros_type)
+        template = None  # a whole default message, built only if a plain field is missing
         values = {}
         for f in slots:
             if f in kwargs:
@@ -133,6 +133,8 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             elif f in nested:
                 values[f] = message_class(nested[f], reg)()
             else:
+                if template is None:
+                    template = reg.new(ros_type)
                 values[f] = getattr(template, f)
         base.__init__(self, **values)
 
@@ -190,14 +192,16 @@ class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def __init__(self, registry: TypeRegistry | None) -> None:
         self.registry = registry
-
-    def _packages(self) -> set[str]:
-        reg = self.registry or default_registry()
-        return {t.split("/", 1)[0] for t in reg.known()}
+        self._packages: set[str] | None = None  # asked of every import: listed once
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         pkg, _, sub = fullname.partition(".")
-        if sub not in ("", "msg") or pkg not in self._packages():
+        if sub not in ("", "msg"):
+            return None
+        if self._packages is None:
+            reg = self.registry or default_registry()
+            self._packages = {t.split("/", 1)[0] for t in reg.known()}
+        if pkg not in self._packages:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=not sub)
 

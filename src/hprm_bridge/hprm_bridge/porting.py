@@ -86,7 +86,7 @@ def run_node(node: Any) -> int:
 def main(argv: list[str] | None = None) -> int:
     import logging
 
-    from hprm_core.errors import FederationError, ReactionError
+    from hprm_core.federate import exit_code
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.porting", description=__doc__)
     p.add_argument("node", help="a node file, or package.module:function")
@@ -120,24 +120,20 @@ def main(argv: list[str] | None = None) -> int:
         stp_offset=args.stp_offset,
     )
     install_imports()
-    log = logging.getLogger("hprm")
+    sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
+    return exit_code(args.name, lambda: _run_node_code(args.node))
+
+
+def _run_node_code(node: str) -> int:
+    """A node file as ``__main__``, or ``package.module:function``; its exit code."""
     try:
-        if ":" in args.node and not os.path.exists(args.node):
-            sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
-            module, _, func = args.node.partition(":")
-            result = getattr(importlib.import_module(module), func)()
-            return int(result or 0)
-        sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
-        runpy.run_path(args.node, run_name="__main__")
+        if ":" in node and not os.path.exists(node):
+            module, _, func = node.partition(":")
+            return int(getattr(importlib.import_module(module), func)() or 0)
+        runpy.run_path(node, run_name="__main__")
         return 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except ReactionError as exc:
-        log.error("node %s stopped after a callback failed: %s", args.name, exc)
-        return 1
-    except FederationError as exc:
-        log.error("node %s stopped: %s", args.name, exc)
-        return 3
 
 
 if __name__ == "__main__":

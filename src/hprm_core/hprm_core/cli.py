@@ -76,9 +76,8 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     import os
 
-    from hprm_core.errors import ReactionError
-    from hprm_core.federate import run_federate
-    from hprm_core.federation import RTI_WAIT_S, FederationError
+    from hprm_core.federate import exit_code, run_federate
+    from hprm_core.federation import RTI_WAIT_S
 
     if args.secret_file:
         with open(args.secret_file, encoding="utf-8") as f:
@@ -87,9 +86,9 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
         secret = os.environ.get("HPRM_SECRET", "")
     if not secret:
         args.parser.error("give the federation secret in HPRM_SECRET or --secret-file")
-    log = logging.getLogger("hprm")
-    try:
-        return run_federate(
+    return exit_code(
+        args.name,
+        lambda: run_federate(
             args.program,
             args.name,
             rti=args.rti,
@@ -100,13 +99,8 @@ def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
             trace=args.trace,
             listen_dir=args.listen_dir,
             rti_wait=RTI_WAIT_S if args.rti_wait is None else args.rti_wait,
-        )
-    except ReactionError as exc:
-        log.error("federate %s stopped after a reaction failed: %s", args.name, exc)
-        return 1
-    except FederationError as exc:
-        log.error("federate %s stopped: %s", args.name, exc)
-        return 3
+        ),
+    )
 
 
 def duration_arg(text: str) -> str:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_core.environment import Environment
-from hprm_core.errors import HprmError
+from hprm_core.errors import HprmError, ReactionError
 from hprm_core.federation import RTI_WAIT_S, FederateCoordinator, FederationError
 from hprm_core.reactor import Reactor
 from hprm_core.scheduler import Scheduler
@@ -41,6 +41,21 @@ from hprm_core.tag import Duration
 from hprm_core.transport import Frame
 
 log = logging.getLogger("hprm.federation")
+
+
+def exit_code(name: str, run: Callable[[], int]) -> int:
+    """Run federate ``name`` (``run`` returns its exit code) and turn how it
+    ended into the process's: 1 after a reaction failed, 3 when the
+    federation failed (another federate, the RTI, the handshake), each said
+    in one line rather than a traceback."""
+    try:
+        return run()
+    except ReactionError as exc:
+        log.error("federate %s stopped after a reaction failed: %s", name, exc)
+        return 1
+    except FederationError as exc:
+        log.error("federate %s stopped: %s", name, exc)
+        return 3
 
 
 def run_federate(
@@ -61,27 +76,16 @@ def run_federate(
     from hprm_core.program import main_class
 
     cls = main_class(program_path)
-    opts = dict(cls._hprm_main_options)  # type: ignore[attr-defined]
+    opts = _overridden(cls._hprm_main_options, fast, timeout)  # type: ignore[attr-defined]
+    join = dict(rti=rti, secret=secret, federation=federation, listen_dir=listen_dir,
+                rti_wait=rti_wait)  # fmt: skip
     if opts.get("federated"):
         program = FederatedProgram.from_main(cls(), opts.get("coordination", "centralized"))
         if name not in program.by_name:
             known = ", ".join(program.by_name)
             raise FederationError(f"{program_path} has no federate {name!r} (federates: {known})")
-        return _run(program, name, opts, rti, secret, federation, fast, timeout, trace,
-                    listen_dir, rti_wait)  # fmt: skip
-    return run_self_described(
-        cls(),
-        name,
-        rti=rti,
-        secret=secret,
-        federation=federation,
-        options=opts,
-        fast=fast,
-        timeout=timeout,
-        trace=trace,
-        listen_dir=listen_dir,
-        rti_wait=rti_wait,
-    )
+        return _run(program, name, opts, trace, **join)
+    return run_self_described(cls(), name, options=opts, trace=trace, **join)
 
 
 def run_self_described(
@@ -101,7 +105,7 @@ def run_self_described(
     """Run ``reactor``, built by this process (a program's ``@main`` reactor, a
     ported ROS 2 node), as federate ``name`` of a federation whose RTI matches
     ports by topic; returns a process exit code. ``options``: as ``@main``'s."""
-    opts = dict(options or {})
+    opts = _overridden(options or {}, fast, timeout)
     reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
     graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
     wanted = opts.get("coordination")
@@ -111,20 +115,29 @@ def run_self_described(
             f"{graph.coordination}"
         )
     program = FederatedProgram(graph, {name: reactor})
-    return _run(program, name, opts, rti, secret, federation, fast, timeout, trace,
-                listen_dir, rti_wait)  # fmt: skip
+    return _run(program, name, opts, trace, rti=rti, secret=secret, federation=federation,
+                listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
+
+
+def _overridden(options: dict[str, Any], fast: bool | None, timeout: Duration) -> dict[str, Any]:
+    """``@main`` options with the command line's ``--fast`` / ``--timeout`` over them."""
+    opts = dict(options)
+    if fast is not None:
+        opts["fast"] = fast
+    if timeout is not None:
+        opts["timeout"] = timeout
+    return opts
 
 
 def _run(
     program: FederatedProgram,
     name: str,
     opts: dict[str, Any],
+    trace: Any,
+    *,
     rti: str,
     secret: bytes,
     federation: str,
-    fast: bool | None,
-    timeout: Duration,
-    trace: Any,
     listen_dir: str | None,
     rti_wait: float,
 ) -> int:
@@ -140,12 +153,12 @@ def _run(
         listen_dir=listen_dir,
         rti_wait=rti_wait,
     )
-    if program.coordination == "decentralized" and (fast or opts.get("fast")):
+    if program.coordination == "decentralized" and opts.get("fast"):
         raise FederationError("fast mode cannot be used with decentralized coordination")
     env = Environment(
         me.reactor,
-        fast=bool(opts.get("fast") if fast is None else fast),
-        timeout=opts.get("timeout") if timeout is None else timeout,
+        fast=bool(opts.get("fast")),
+        timeout=opts.get("timeout"),
         keepalive=opts.get("keepalive"),
         on_error=opts.get("on_error", "stop"),
         trace=trace,

@@ -86,8 +86,8 @@ class Launch:
         output: Callable[[str], None] | None = None,
         extra_args: dict[str, list[str]] | None = None,
     ) -> None:
-        self.program = str(Path(program).resolve())
-        cls = main_class(self.program)
+        path = str(Path(program).resolve())
+        cls = main_class(path)
         opts = cls._hprm_main_options  # type: ignore[attr-defined]
         structure = FederatedProgram.from_main(cls(), opts.get("coordination", "centralized"))
         for key in ("stp_offset", "busy_poll"):  # a misspelt federate name fails here, once
@@ -95,7 +95,7 @@ class Launch:
         cli = [sys.executable, "-m", "hprm_core.cli"]
         commands = {}
         for f in structure.federates:
-            args = [*cli, "federate", self.program, f.name]
+            args = [*cli, "federate", path, f.name]
             if fast:
                 args.append("--fast")
             if timeout is not None:
@@ -119,7 +119,6 @@ class Launch:
         which ``--rti ADDRESS --federation ID --listen-dir DIR`` are added; the
         RTI gets the names and ``rti_args`` (e.g. ``--coordination``)."""
         launch = cls.__new__(cls)
-        launch.program = ""
         launch._start(commands, [",".join(commands), *rti_args], output)
         return launch
 

@@ -216,15 +216,17 @@ class Port(_Trigger):
 
 
 def type_name(t: Any) -> str:
-    """The name of a message type: a string as given, a ROS 2 message class as
-    ``pkg/msg/Name`` (what ``ros2 topic info`` shows), another class as
-    ``module.QualName``."""
+    """The name of a message type: a string as given, a ROS 2 message class
+    (rclpy's, or HPRM's in ``pkg.msg``) as ``pkg/msg/Name`` (what ``ros2 topic
+    info`` shows), another class as ``module.QualName``."""
     if isinstance(t, str):
         return t
     if not isinstance(t, type):
         raise AssemblyError(f"msg_type must be a type or a type name, got {t!r}")
     parts = t.__module__.split(".")
-    if len(parts) >= 3 and parts[1] in ("msg", "srv", "action") and parts[2].startswith("_"):
+    # rclpy's generated pkg.msg._name modules, and classes that live in pkg.msg itself
+    generated = len(parts) == 2 or (len(parts) == 3 and parts[2].startswith("_"))
+    if generated and parts[1] in ("msg", "srv", "action"):
         return f"{parts[0]}/{parts[1]}/{t.__name__}"
     return f"{t.__module__}.{t.__qualname__}"
 

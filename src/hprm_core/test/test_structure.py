@@ -156,6 +156,9 @@ def test_two_ends_built_here_must_agree_on_the_type():
 def test_type_names_follow_ros_2_for_message_classes():
     ros_like = type("LaserScan", (), {"__module__": "sensor_msgs.msg._laser_scan"})
     assert type_name(ros_like) == "sensor_msgs/msg/LaserScan"
+    hprm_like = type("Image", (), {"__module__": "sensor_msgs.msg"})  # hprm_bridge.messages
+    assert type_name(hprm_like) == "sensor_msgs/msg/Image"
+    assert type_name(type("X", (), {"__module__": "a.msg.b"})) == "a.msg.b.X"
     assert type_name(int) == "builtins.int"
     assert type_name("pkg/msg/T") == "pkg/msg/T"
     with pytest.raises(AssemblyError, match="msg_type must be a type or a type name"):

@@ -34,7 +34,9 @@ from hprm_bridge.rclpy.parameter import (
     parse_ros_args,
 )
 from hprm_bridge.rclpy.time import Time
+from hprm_bridge.wire.naming import normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
+from hprm_core.trigger import type_name
 
 
 class UnsupportedError(NotImplementedError):
@@ -50,15 +52,9 @@ def _unsupported(call: str, why: str) -> Callable[..., Any]:
     return refuse
 
 
-def ros_type_name(msg_type: Any) -> str:
-    """``pkg/msg/Name`` for a message class (HPRM's or rclpy's) or a type string."""
-    if isinstance(msg_type, str):
-        pkg, _, name = msg_type.replace("/msg/", "/").partition("/")
-        return f"{pkg}/msg/{name}"
-    parts = getattr(msg_type, "__module__", "").split(".")
-    if len(parts) >= 2 and parts[1] == "msg":
-        return f"{parts[0]}/msg/{msg_type.__name__}"
-    raise TypeError(f"not a ROS 2 message type: {msg_type!r}")
+def _ros_type(msg_type: Any) -> str:
+    """``pkg/msg/Name`` of a message class (HPRM's or rclpy's) or type string."""
+    return normalize_type_name(type_name(msg_type))
 
 
 class _NodeReactor(Reactor):
@@ -301,7 +297,7 @@ class Node:
 
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
         self._check_open("create_publisher")
-        name, ros_type = self.resolve_topic_name(topic), ros_type_name(msg_type)
+        name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         port = Output(topic=name, msg_type=ros_type)
         self._reactor.attach(f"pub{len(self._publishers)}", port)
         pub = Publisher(name, port, ros_type)
@@ -312,7 +308,7 @@ class Node:
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, **kw: Any
     ) -> Subscription:
         self._check_open("create_subscription")
-        name, ros_type = self.resolve_topic_name(topic), ros_type_name(msg_type)
+        name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         port = Input(topic=name, msg_type=ros_type)
         self._reactor.attach(f"sub{len(self._subscriptions)}", port)
         sub = Subscription(name, port, ros_type, callback)
