@@ -68,8 +68,9 @@ class Assembly:
         return None
 
     def add(self, conn: Connection, hello: dict[str, Any]) -> FederationGraph | None:
-        """Keep one description; once all are in, the graph. Raises
-        AssemblyError (naming both ends of a mismatch) when there is none."""
+        """Keep one description; once all are in, the graph (sent by
+        :meth:`answer`). Raises AssemblyError (naming both ends of a mismatch)
+        when there is none."""
         name = hello["name"]
         if name in self._ports or self.graph is not None:  # raced past check()
             conn.send(Frame.REJECT, f"federate {name} already described itself".encode())
@@ -88,8 +89,13 @@ class Assembly:
         )
         for c in self.graph.connections:
             log.info("  %s -> %s (topic %s)", c.src, c.dst, c.topic)
-        self._answer(Frame.GRAPH, json.dumps(self.graph.to_json()).encode())
         return self.graph
+
+    def answer(self) -> None:
+        """Hand the graph to every federate waiting for it. The RTI calls this
+        once it will admit their joins: a federate may join the moment it has it."""
+        assert self.graph is not None
+        self._answer(Frame.GRAPH, json.dumps(self.graph.to_json()).encode())
 
     def missing(self) -> list[str]:
         return [n for n in self.names if n not in self._ports]

@@ -202,6 +202,9 @@ class RTI:
             with self.lock:  # as the federates' hellos will carry it (through JSON)
                 self.structure = json.loads(json.dumps(graph.describe()))
                 self.coordination = graph.coordination
+            # Only now: a federate joins as soon as it has the graph, and its hello
+            # is checked against the structure (in a handshake thread).
+            self.assembly.answer()
 
     def _register(self, conn: Connection, hello: dict[str, Any]) -> None:
         if "describe" in hello:
