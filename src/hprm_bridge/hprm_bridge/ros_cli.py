@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         if ros_args:
             cmd += ["--ros-args-json", json.dumps(ros_args)]
         commands[name] = cmd
-    rti_args = ["--coordination", args.coordination]
+    rti_args = ["--coordination", args.coordination, "--break-cycles"]
     for topic, ns in args.after:
         rti_args += ["--after", f"{topic}={ns} ns"]
     return Launch.of_processes(commands, rti_args=rti_args).wait()

@@ -45,6 +45,23 @@ def test_talker_and_listener_run_unchanged_as_federates(coordination):
     assert r.stdout.count("] [talker]: sent ") == 5
 
 
+@pytest.mark.parametrize(
+    "coordination", [["--coordination", "centralized"],
+                     ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
+    ids=["centralized", "decentralized"],
+)  # fmt: skip
+def test_nodes_in_a_feedback_loop_answer_each_other_at_the_same_logical_time(coordination):
+    """pinger -> /ping -> ponger -> /pong -> pinger: a loop with no delay that
+    hprm-ros breaks with one microstep per topic, so every answer arrives at the
+    tick's own time (0 ns later by the node's clock); the answer to the last
+    tick would come one microstep past the timeout tag, after the stop."""
+    r = _hprm_ros(NODES / "pinger.py", NODES / "ponger.py", "--timeout", "50 ms", *coordination)
+    assert r.returncode == 0, r.stdout + r.stderr
+    pongs = re.findall(r"^\[pinger\] PONG (\d+) after (\d+) ns$", r.stdout, re.M)
+    assert pongs == [(str(n), "0") for n in (10, 20, 30, 40)], r.stdout
+    assert "topic /ping, 1 microstep later" in r.stdout
+
+
 def test_the_same_run_twice_gives_the_same_sequence():
     runs = [
         _heard(_hprm_ros(NODES / "talker.py", NODES / "listener.py", "--timeout", "30 ms").stdout)

@@ -36,6 +36,7 @@ class Assembly:
         *,
         coordination: str = "centralized",
         after: dict[str, int] | None = None,
+        break_cycles: bool = False,
     ) -> None:
         if coordination not in COORDINATIONS:
             raise AssemblyError(
@@ -45,6 +46,7 @@ class Assembly:
         self.names = list(names)
         self.coordination = coordination
         self.after = dict(after or {})
+        self.break_cycles = break_cycles
         self._ports: dict[str, list[dict[str, Any]]] = {}
         self._waiting: list[Connection] = []  # describers, until answered
         self.graph: FederationGraph | None = None
@@ -86,9 +88,17 @@ class Assembly:
             self._ports,
             coordination=self.coordination,
             after=self.after,
+            break_cycles=self.break_cycles,
         )
         for c in self.graph.connections:
-            log.info("  %s -> %s (topic %s)", c.src, c.dst, c.topic)
+            delay = (
+                ""
+                if c.after is None
+                else f", after {c.after} ns"
+                if c.after
+                else ", 1 microstep later"
+            )
+            log.info("  %s -> %s (topic %s%s)", c.src, c.dst, c.topic, delay)
         return self.graph
 
     def answer(self) -> None:

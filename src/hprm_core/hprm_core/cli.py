@@ -56,8 +56,12 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
         args.parser.error("set HPRM_SECRET to the federation's shared secret")
-    if isinstance(args.federates, int) and (args.after or args.coordination != "centralized"):
-        args.parser.error("--coordination and --after go with --federates NAME,NAME,...")
+    if isinstance(args.federates, int) and (
+        args.after or args.break_cycles or args.coordination != "centralized"
+    ):
+        args.parser.error(
+            "--coordination, --after and --break-cycles go with --federates NAME,NAME,..."
+        )
     try:
         server = rti.RTI(
             args.address,
@@ -67,6 +71,7 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
             start_delay=duration(args.start_delay),
             coordination=args.coordination,
             after=dict(args.after),
+            break_cycles=args.break_cycles,
         )
     except AssemblyError as exc:
         args.parser.error(str(exc))
@@ -210,6 +215,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="TOPIC=DURATION",
         help="with --federates NAME,...: a logical delay on every connection of TOPIC "
         "(repeatable; breaks a zero-delay cycle)",
+    )
+    rt.add_argument(
+        "--break-cycles",
+        action="store_true",
+        help="with --federates NAME,...: delay by one microstep every connection that closes "
+        "a loop of federates without --after (ROS nodes in a feedback loop); "
+        "otherwise such a loop is refused as a causality loop",
     )
     rt.add_argument("--start-delay", type=duration_arg, default="250 ms")
     rt.add_argument(

@@ -108,12 +108,15 @@ class RTI:
         start_delay: int = DEFAULT_START_DELAY,
         coordination: str = "centralized",
         after: dict[str, int] | None = None,
+        break_cycles: bool = False,
     ) -> None:
         # A count: every federate brings the structure (one program file). Names:
         # federates started on their own describe themselves first (assembly.py).
         self.assembly: Assembly | None = None
         if isinstance(federates, list):
-            self.assembly = Assembly(federates, coordination=coordination, after=after)
+            self.assembly = Assembly(
+                federates, coordination=coordination, after=after, break_cycles=break_cycles
+            )
             federates = len(federates)
         self.expected = federates
         self.secret = secret

@@ -32,7 +32,7 @@ Example::
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from hprm_core.data_plane import link_options
@@ -140,10 +140,17 @@ class FederationGraph:
         *,
         coordination: str = "centralized",
         after: dict[str, int] | None = None,
+        break_cycles: bool = False,
     ) -> FederationGraph:
         """Match every output to every input of the same topic, across
         federates (a federate's own output to its own input stays inside it).
         ``after``: a logical delay per topic, e.g. to break a zero-delay cycle.
+        ``break_cycles``: every other connection between two federates that
+        feed each other (directly or round a longer loop) gets a one-microstep
+        delay (Lingua Franca's ``after 0``). ROS nodes in a feedback loop need
+        it: each node's every input may cause each of its outputs, so a loop
+        without a delay could never finish a tag. The message still arrives at
+        the same logical time, one microstep later.
         Two ends that disagree on a topic's message type are refused, naming both."""
         missing = [n for n in federates if n not in ports]
         if missing:
@@ -179,7 +186,17 @@ class FederationGraph:
                             topic=topic,
                         )
                     )
-        return cls(list(federates), connections, coordination)
+        graph = cls(list(federates), connections, coordination)
+        if break_cycles:
+            ids = {n: i for i, n in enumerate(federates)}
+            reach = graph._zero_delay_reach()  # dst reaches src: src -> dst closes a loop
+            graph.connections = [
+                replace(c, after=0)
+                if c.after is None and ids[c.src_federate] in reach[ids[c.dst_federate]]
+                else c
+                for c in connections
+            ]
+        return graph
 
     # -- as data ------------------------------------------------------------------
 
@@ -213,27 +230,29 @@ class FederationGraph:
             up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
         return up
 
-    def zero_delay_cycle_members(self) -> set[int]:
-        """Federates on a cycle of connections without `after` delays."""
+    def _zero_delay_reach(self) -> list[set[int]]:
+        """For each federate id, the ids it reaches over connections without
+        ``after`` delays (itself only if it is on such a cycle)."""
         ids = {n: i for i, n in enumerate(self.federates)}
-        succ: dict[int, set[int]] = {i: set() for i in ids.values()}
+        succ: list[set[int]] = [set() for _ in self.federates]
         for c in self.connections:
             if c.after is None:
                 succ[ids[c.src_federate]].add(ids[c.dst_federate])
-
-        def reaches(a: int, b: int) -> bool:
-            seen, stack = set(), [a]
+        reach = []
+        for start in range(len(succ)):
+            seen: set[int] = set()
+            stack = list(succ[start])
             while stack:
                 x = stack.pop()
-                for y in succ[x]:
-                    if y == b:
-                        return True
-                    if y not in seen:
-                        seen.add(y)
-                        stack.append(y)
-            return False
+                if x not in seen:
+                    seen.add(x)
+                    stack.extend(succ[x])
+            reach.append(seen)
+        return reach
 
-        return {i for i in succ if reaches(i, i)}
+    def zero_delay_cycle_members(self) -> set[int]:
+        """Federates on a cycle of connections without `after` delays."""
+        return {i for i, r in enumerate(self._zero_delay_reach()) if i in r}
 
     def describe(self) -> dict[str, Any]:
         """The part of the structure the RTI needs (it never imports a program)."""

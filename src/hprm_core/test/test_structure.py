@@ -62,6 +62,25 @@ def test_an_end_without_a_type_matches_any():
     assert [(c.src, c.dst) for c in graph.connections] == [("a.out", "b.inp")]
 
 
+def test_break_cycles_delays_only_connections_that_close_a_loop():
+    """a -> b -> c -> a is a loop, c -> d leaves it; /back already has a delay."""
+    ports = {
+        "a": [_port("o", "out", "/ab"), _port("i", "in", "/ca"), _port("j", "in", "/back")],
+        "b": [_port("i", "in", "/ab"), _port("o", "out", "/bc")],
+        "c": [_port("i", "in", "/bc"), _port("o", "out", "/ca"), _port("d", "out", "/cd")],
+        "d": [_port("i", "in", "/cd"), _port("o", "out", "/back")],
+    }
+    names = ["a", "b", "c", "d"]
+    plain = FederationGraph.from_descriptions(names, ports, after={"/back": 1_000})
+    assert plain.zero_delay_cycle_members() == {0, 1, 2}
+    graph = FederationGraph.from_descriptions(
+        names, ports, after={"/back": 1_000}, break_cycles=True
+    )
+    delays = {c.topic: c.after for c in graph.connections}
+    assert delays == {"/ab": 0, "/bc": 0, "/ca": 0, "/cd": None, "/back": 1_000}
+    assert graph.zero_delay_cycle_members() == set()
+
+
 @pytest.mark.parametrize(
     "names, ports, after, message",
     [
