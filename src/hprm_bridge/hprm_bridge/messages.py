@@ -28,6 +28,7 @@ Example::
 
 from __future__ import annotations
 
+import array
 import importlib.abc
 import importlib.machinery
 import sys
@@ -110,6 +111,111 @@ def _sequence_repr(value: Any) -> str:
     return repr(value)
 
 
+_INT_RANGES = {
+    f"{sign}int{bits}": (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+    if sign == ""
+    else (0, 2**bits - 1)
+    for sign in ("", "u")
+    for bits in (8, 16, 32, 64)
+}
+_FLOATS = {"float32", "float64"}
+
+
+def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property | None:
+    """A property that checks (and for numeric sequences converts) what is
+    assigned to ``field``, as rclpy's generated setters do; None where rclpy
+    takes anything. ``msg_cls``: the class of a nested message field, by name."""
+    kind, rest = int(desc[0]), desc[1]
+    check: Any = None
+    if kind == _BASE:
+        base = rest[0]
+        if base in _INT_RANGES:
+            lo, hi = _INT_RANGES[base]
+            word = "an unsigned" if lo == 0 else "a signed"
+
+            def check(v: Any) -> Any:
+                assert isinstance(v, int), f"The '{field}' field must be of type 'int'"
+                assert lo <= v <= hi, f"The '{field}' field must be {word} integer in [{lo}, {hi}]"
+                return v
+
+        elif base in _FLOATS or base in ("bool", "string"):
+            want = {"bool": bool, "string": str}.get(base, float)
+
+            def check(v: Any) -> Any:
+                assert isinstance(v, want), f"The '{field}' field must be of type '{want.__name__}'"
+                return v
+
+    elif kind == _NAME:
+
+        def check(v: Any) -> Any:
+            assert isinstance(v, msg_cls(rest)), (
+                f"The '{field}' field must be a sub message of type '{rest.split('/')[-1]}'"
+            )
+            return v
+
+    elif kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE:
+        base, length = rest[0][1][0], rest[1]
+        if base in _TYPECODES:
+            dtype = np.dtype(base)
+            fixed = kind == _ARRAY
+
+            def check(v: Any) -> Any:
+                arr = _as_array(v, dtype, field)
+                if fixed:
+                    assert arr.shape == (length,), (
+                        f"The '{field}' field must be a set or sequence with length {length}"
+                    )
+                elif length:
+                    assert arr.size <= length, (
+                        f"The '{field}' field must be a set or sequence with length <= {length}"
+                    )
+                return arr
+
+    if check is None:
+        return None
+
+    def get(self: Any) -> Any:
+        return self.__dict__[field]
+
+    def set_(self: Any, value: Any) -> None:
+        self.__dict__[field] = check(value)
+
+    return property(get, set_, doc=f"Message field '{field}'.")
+
+
+def _as_array(value: Any, dtype: np.dtype[Any], field: str) -> np.ndarray[Any, Any]:
+    """A numeric sequence field's value as a 1-D numpy array of ``dtype``:
+    a view of ``bytes``/``bytearray``/``array.array``/numpy memory where the
+    item type already matches (a 6 MB image is not copied), else converted."""
+    if isinstance(value, np.ndarray):
+        arr = value if value.dtype == dtype else value.astype(dtype)
+        return arr.reshape(-1) if arr.ndim != 1 else arr
+    if isinstance(value, (bytes, bytearray, memoryview)) and dtype.itemsize == 1:
+        return np.frombuffer(value, dtype)
+    if isinstance(value, array.array):
+        if value.typecode == _TYPECODES[dtype.name]:
+            return np.frombuffer(value, dtype) if len(value) else np.zeros(0, dtype)
+        raise AssertionError(
+            f"The '{field}' array.array() must have the type code of '{_TYPECODES[dtype.name]}'"
+        )
+    want: type = int if dtype.kind in "iu" else float
+    items = list(value) if isinstance(value, (list, tuple, set, frozenset, range)) else None
+    if items is None or not all(isinstance(v, want) for v in items):
+        raise AssertionError(
+            f"The '{field}' field must be a set or sequence and each value of type "
+            f"'{want.__name__}'"
+        )
+    try:
+        return np.array(items, dtype=dtype)
+    except OverflowError:
+        info = np.iinfo(dtype)
+        word = "unsigned integer" if info.min == 0 else "integer"
+        raise AssertionError(
+            f"The '{field}' field must be a set or sequence and each value of type 'int' "
+            f"and each {word} in [{info.min}, {info.max}]"
+        ) from None
+
+
 def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     base = reg.message_class(ros_type)
     pkg, _, name = ros_type.split("/")
@@ -165,10 +271,12 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         # the import finder installed (nor ROS 2 sourced) to rebuild it.
         return (_rebuild, (ros_type, {f: getattr(self, f) for f in slots}))
 
+    checked = {f: _checked_field(f, desc, lambda t: message_class(t, reg)) for f, desc in fields}
     cls = type(
         name,
         (base,),
         {
+            **{f: prop for f, prop in checked.items() if prop is not None},
             "__init__": __init__,
             "__repr__": __repr__,
             "__eq__": __eq__,

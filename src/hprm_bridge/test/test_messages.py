@@ -1,6 +1,7 @@
 """rclpy-style message classes without ROS 2 (hprm_bridge.messages), and,
 where a real Humble is sourced, the same answers as rclpy's classes."""
 
+import array
 import json
 import os
 import pickle
@@ -128,3 +129,89 @@ def test_field_types_and_default_reprs_match_real_rclpy():
         assert ours.get_fields_and_field_types() == real[t][0], t
         if real[t][1] and "array(" not in real[t][1]:
             assert repr(ours()) == real[t][1], t
+
+
+# (type, field, value as Python source): assignments rclpy accepts or refuses
+ASSIGNMENTS = [
+    ("geometry_msgs/msg/Vector3", "x", "1"),
+    ("geometry_msgs/msg/Vector3", "x", "1.0"),
+    ("geometry_msgs/msg/Vector3", "x", "True"),
+    ("geometry_msgs/msg/Vector3", "x", "numpy.float32(1)"),
+    ("sensor_msgs/msg/Image", "width", "1.5"),
+    ("sensor_msgs/msg/Image", "width", "-1"),
+    ("sensor_msgs/msg/Image", "width", "True"),
+    ("sensor_msgs/msg/Image", "encoding", "b'rgb8'"),
+    ("sensor_msgs/msg/Image", "data", "b'abc'"),
+    ("sensor_msgs/msg/Image", "data", "[300]"),
+    ("sensor_msgs/msg/Image", "data", "(1, 2)"),
+    ("sensor_msgs/msg/Image", "data", "'abc'"),
+    ("sensor_msgs/msg/Image", "data", "array.array('B', [7, 8])"),
+    ("sensor_msgs/msg/Image", "data", "array.array('f', [7.0])"),
+    ("sensor_msgs/msg/Image", "header", "3"),
+    ("sensor_msgs/msg/Imu", "orientation_covariance", "[1.0] * 3"),
+    ("sensor_msgs/msg/Imu", "orientation_covariance", "[1] * 9"),
+    ("sensor_msgs/msg/Imu", "orientation_covariance", "[0.5] * 9"),
+    ("sensor_msgs/msg/PointCloud2", "is_dense", "1"),
+    ("sensor_msgs/msg/LaserScan", "ranges", "[1.0, 2.5]"),
+]
+
+_ASSIGN = (
+    "import array, importlib, json, sys, numpy\n"
+    "out = []\n"
+    "for t, f, v in json.loads(sys.argv[1]):\n"
+    "    pkg, _, name = t.split('/')\n"
+    "    msg = getattr(importlib.import_module(pkg + '.msg'), name)()\n"
+    "    try:\n"
+    "        setattr(msg, f, eval(v))\n"
+    "        out.append(['ok', numpy.asarray(getattr(msg, f)).tolist()])\n"
+    "    except AssertionError as exc:\n"
+    "        out.append(['refused', str(exc)[:60]])\n"
+    "print(json.dumps(out))\n"
+)
+
+
+def _assign_all(env=None, hprm=False):
+    prelude = "from hprm_bridge import messages; messages.install()\n" if hprm else ""
+    r = subprocess.run(
+        [sys.executable, "-c", prelude + _ASSIGN, json.dumps(ASSIGNMENTS)],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_assignments_are_checked_as_rclpy_checks_them():
+    ours = dict(
+        zip((f"{t}.{f}={v}" for t, f, v in ASSIGNMENTS), _assign_all(hprm=True), strict=True)
+    )
+    assert ours["geometry_msgs/msg/Vector3.x=1"] == [
+        "refused", "The 'x' field must be of type 'float'"]  # fmt: skip
+    assert ours["sensor_msgs/msg/Image.width=-1"][1].startswith(
+        "The 'width' field must be an unsigned integer in [0, 4294967295]"[:60]
+    )
+    assert ours["sensor_msgs/msg/Image.data=b'abc'"] == ["ok", [97, 98, 99]]
+    assert ours["sensor_msgs/msg/Image.data=[300]"][0] == "refused"
+    assert ours["sensor_msgs/msg/Imu.orientation_covariance=[1] * 9"][0] == "refused"
+    assert ours["sensor_msgs/msg/LaserScan.ranges=[1.0, 2.5]"] == ["ok", [1.0, 2.5]]
+
+
+def test_numeric_sequences_become_numpy_views_without_a_copy():
+    Image = messages.message_class("sensor_msgs/msg/Image")
+    frame = np.arange(640 * 480 * 3, dtype=np.uint64).astype(np.uint8).reshape(480, 640, 3)
+    raw = array.array("B", frame.tobytes())  # what a portable rclpy node assigns
+    msg = Image(data=raw)
+    assert isinstance(msg.data, np.ndarray) and msg.data.dtype == np.uint8
+    assert np.shares_memory(msg.data, np.frombuffer(raw, np.uint8))
+    msg.data = frame  # a numpy array too (rclpy refuses it): flattened, not copied
+    assert msg.data.shape == (frame.size,) and np.shares_memory(msg.data, frame)
+
+
+@pytest.mark.ros2
+def test_assignments_are_accepted_and_refused_exactly_as_by_real_rclpy():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    real = _assign_all()
+    ours = _assign_all(hprm=True)
+    for case, r, o in zip(ASSIGNMENTS, real, ours, strict=True):
+        assert o == r, case
