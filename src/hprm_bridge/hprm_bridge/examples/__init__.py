@@ -1,0 +1,1 @@
+"""Example ROS 2 packages written against rclpy only (no HPRM import)."""
