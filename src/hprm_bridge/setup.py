@@ -36,7 +36,10 @@ setup(
     zip_safe=False,
     entry_points={
         "console_scripts": ["hprm-ros = hprm_bridge.ros_cli:main"],
-        "hprm.benchmarks": ["ros2-wire = hprm_bridge.bench:main"],
+        "hprm.benchmarks": [
+            "ros2-wire = hprm_bridge.bench.wire:main",
+            "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",
+        ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
     },
 )

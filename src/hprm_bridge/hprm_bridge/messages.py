@@ -29,6 +29,7 @@ Example::
 from __future__ import annotations
 
 import array
+import functools
 import importlib.abc
 import importlib.machinery
 import sys
@@ -52,12 +53,16 @@ _classes: dict[str, type] = {}
 
 def message_class(ros_type: str, registry: TypeRegistry | None = None) -> type:
     """The class of ``pkg/msg/Name`` (one per type and process)."""
+    cls = _classes.get(ros_type)  # the common case, a type already made: no lock
+    if cls is not None:
+        return cls
     reg = registry or default_registry()
     name = reg.resolve(ros_type)
     with _lock:
         cls = _classes.get(name)
         if cls is None:
             cls = _classes[name] = _make_class(name, reg)
+        _classes[ros_type] = cls  # as spelled: found without resolving next time
         return cls
 
 
@@ -221,28 +226,41 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     pkg, _, name = ros_type.split("/")
     fields = reg.fields(ros_type)
     slots = [f for f, _ in fields]
-    nested = {f: desc[1] for f, desc in fields if int(desc[0]) == _NAME}
     field_types = {f: _type_string(desc) for f, desc in fields}
     sequences = {f for f, desc in fields if int(desc[0]) == _SEQUENCE}
 
+    # Defaults worked out once per class: immutable ones copied in as they are,
+    # the rest (arrays, lists, sub-messages) made fresh for every message.
+    template = reg.new(ros_type)
+    static: dict[str, Any] = {}
+    fresh: list[tuple[str, Any]] = []
+    for f, desc in fields:
+        value, kind = getattr(template, f), int(desc[0])
+        if kind == _NAME:
+            fresh.append((f, functools.partial(_new_message, desc[1], reg)))
+        elif isinstance(value, np.ndarray):
+            fresh.append((f, value.copy))
+        elif isinstance(value, list) and kind == _ARRAY and int(desc[1][0][0]) == _NAME:
+            fresh.append((f, functools.partial(_new_messages, desc[1][0][1], reg, len(value))))
+        elif isinstance(value, list):
+            fresh.append((f, functools.partial(list, value)))
+        else:
+            static[f] = value
+
     def __init__(self: Any, **kwargs: Any) -> None:
-        unknown = [k for k in kwargs if k not in field_types]
-        if unknown:  # what rclpy's generated classes raise
-            raise AssertionError(
-                f"Invalid arguments passed to constructor: {', '.join(sorted(unknown))}"
-            )
-        template = None  # a whole default message, built only if a plain field is missing
-        values = {}
-        for f in slots:
-            if f in kwargs:
-                values[f] = kwargs[f]
-            elif f in nested:
-                values[f] = message_class(nested[f], reg)()
-            else:
-                if template is None:
-                    template = reg.new(ros_type)
-                values[f] = getattr(template, f)
-        base.__init__(self, **values)
+        if kwargs:
+            unknown = [k for k in kwargs if k not in field_types]
+            if unknown:  # what rclpy's generated classes raise
+                raise AssertionError(
+                    f"Invalid arguments passed to constructor: {', '.join(sorted(unknown))}"
+                )
+        d = self.__dict__
+        d.update(static)
+        for f, make in fresh:
+            if f not in kwargs:
+                d[f] = make()
+        for f, v in kwargs.items():
+            setattr(self, f, v)  # checked as an assignment
 
     def __repr__(self: Any) -> str:
         inner = ", ".join(
@@ -290,8 +308,20 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     return cls
 
 
+def _new_message(ros_type: str, reg: TypeRegistry) -> Any:
+    return message_class(ros_type, reg)()
+
+
+def _new_messages(ros_type: str, reg: TypeRegistry, n: int) -> list[Any]:
+    return [message_class(ros_type, reg)() for _ in range(n)]
+
+
 def _rebuild(ros_type: str, values: dict[str, Any]) -> Any:
-    return message_class(ros_type)(**values)
+    """Unpickling: the values come from a message of this class, checked when
+    they were assigned, so they are not checked again."""
+    msg = object.__new__(message_class(ros_type))
+    msg.__dict__.update(values)
+    return msg
 
 
 class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

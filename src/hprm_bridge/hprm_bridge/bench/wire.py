@@ -230,7 +230,7 @@ def _run_pair(client: str, plan: list[tuple[str, int, int]], prefix: list[str] |
 
     domain = random_domain_id()
     args = json.dumps({"client": client, "plan": plan, "domain": domain})
-    cmd = [sys.executable, "-m", "hprm_bridge.bench", "--role", "pair", args]
+    cmd = [sys.executable, "-m", "hprm_bridge.bench.wire", "--role", "pair", args]
     if prefix:
         cmd = [*prefix, *cmd]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CYCLONEDDS", "ROS_"))}
@@ -252,7 +252,7 @@ def _pair(spec: dict[str, Any]) -> None:
                 tmp, ["sensor_msgs/msg/Image", "std_msgs/msg/String"]
             )
         payload = json.dumps({"plan": plan, "domain": domain, "msg_root": tmp})
-        base = [sys.executable, "-m", "hprm_bridge.bench", "--role"]
+        base = [sys.executable, "-m", "hprm_bridge.bench.wire", "--role"]
         recv = subprocess.Popen([*base, f"{client}_receiver", payload], stdout=subprocess.PIPE)
         send = subprocess.Popen([*base, f"{client}_sender", payload], stdout=subprocess.PIPE)
         try:

@@ -1,0 +1,203 @@
+"""``hprm bench ported-pipeline``: the example pipeline's frame latency, HPRM vs rclpy.
+
+The four node files of :mod:`hprm_bridge.examples.ros_pipeline` (camera ->
+detector -> planner -> controller, rclpy only) run unchanged three ways in
+one benchmark run:
+
+* ``hprm centralized`` and ``hprm decentralized``: ``hprm-ros run``, one
+  federate process per node; the image crosses by shared-memory reference;
+* ``ros2 rclpy``: the same files as four plain processes on the real rclpy
+  (where ``import rclpy`` works, i.e. a Humble is sourced; else the rows say
+  why they are missing).
+
+The figure is the controller's: system clock at its callback minus the
+camera's ``header.stamp`` (under HPRM the stamp is the frame's logical time,
+so the figure includes how late the camera itself ran). The camera runs at
+10 Hz so that no variant queues frames at the largest size; the first
+``WARMUP`` frames are dropped. Sizes from 0.3 MB to 25 MB of rgb8. Ratios are
+rclpy / HPRM medians per size. ``--plot PATH`` draws median latency vs size.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from hprm_core import bench
+
+# (label, width, height): rgb8, so bytes = 3 * width * height
+SIZES = [
+    ("0.3 MB", 400, 250),
+    ("0.9 MB", 640, 480),
+    ("6 MB", 1600, 1250),
+    ("25 MB", 3200, 2600),
+]
+QUICK_SIZES = ["0.3 MB", "6 MB"]
+FPS = 10.0
+FRAMES, QUICK_FRAMES = 40, 10
+WARMUP = 3
+STP_OFFSET = "20 ms"
+VARIANTS = ("hprm centralized", "hprm decentralized", "ros2 rclpy")
+_CMD = re.compile(r"^(?:\[controller\] )?CMD (\d+) \S+ \S+ (-?\d+)$", re.M)
+
+
+def _pipeline() -> list[Path]:
+    from hprm_bridge.examples import ros_pipeline
+
+    root = Path(ros_pipeline.__file__).parent
+    return [root / f"{n}.py" for n in ("camera", "detector", "planner", "controller")]
+
+
+def _params(width: int, height: int, frames: int) -> list[tuple[str, str]]:
+    """(node, NAME:=VALUE) of one size."""
+    return [
+        ("camera", f"width:={width}"),
+        ("camera", f"height:={height}"),
+        ("camera", f"fps:={FPS}"),
+        ("camera", f"frames:={frames}"),
+        ("planner", f"image_width:={width}"),
+    ]
+
+
+def _latencies(text: str, frames: int) -> list[int]:
+    lat = [int(n) for _, n in _CMD.findall(text)]
+    return lat[WARMUP:frames]
+
+
+def _run_hprm(coordination: str, width: int, height: int, frames: int) -> list[int]:
+    timeout_ms = int((frames + 1) * 1000 / FPS)
+    cmd = [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, _pipeline()),
+           "--coordination", coordination, "--timeout", f"{timeout_ms} ms"]  # fmt: skip
+    if coordination == "decentralized":
+        cmd += ["--stp-offset", STP_OFFSET]
+    for node, kv in _params(width, height, frames):
+        cmd += ["--param", f"{node}:{kv}"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, PYTHONUNBUFFERED="1"))  # fmt: skip
+    if r.returncode != 0:
+        raise RuntimeError(f"hprm-ros run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+    return _latencies(r.stdout, frames)
+
+
+def _rclpy_missing() -> str | None:
+    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return "rclpy is not importable (source a ROS 2 Humble install to measure it)"
+    return None
+
+
+def _run_rclpy(width: int, height: int, frames: int) -> list[int]:
+    """The node files as plain processes; subscribers first, the camera last
+    (and told to stop after ``frames``), until the controller reported them."""
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    params: dict[str, list[str]] = {}
+    for node, kv in _params(width, height, frames):
+        params.setdefault(node, []).extend(["-p", kv])
+    nodes = _pipeline()
+    procs = []
+    with tempfile.TemporaryFile("w+") as out:
+        try:
+            for path in reversed(nodes):
+                argv = [sys.executable, str(path), "--ros-args", *params.get(path.stem, [])]
+                stdout = out if path.stem == "controller" else subprocess.DEVNULL
+                procs.append(subprocess.Popen(argv, env=env, stdout=stdout, stderr=stdout,
+                                              text=True))  # fmt: skip
+                if path.stem == "detector":
+                    time.sleep(2.0)  # let discovery settle before frames flow
+            deadline = time.monotonic() + 60 + frames / FPS
+            while time.monotonic() < deadline:
+                time.sleep(0.2)
+                out.seek(0)
+                if len(_CMD.findall(out.read())) >= frames:
+                    break
+        finally:
+            for p in procs:
+                p.terminate()
+            for p in procs:
+                try:
+                    p.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        out.seek(0)
+        return _latencies(out.read(), frames)
+
+
+def _row(variant: str, label: str, nbytes: int, lat: list[int]) -> dict[str, Any]:
+    ms = sorted(v / 1e6 for v in lat)
+    if not ms:
+        return {"variant": variant, "size": label, "bytes": nbytes, "frames": 0}
+    return {
+        "variant": variant,
+        "size": label,
+        "bytes": nbytes,
+        "frames": len(ms),
+        "median_ms": statistics.median(ms),
+        "p90_ms": ms[min(len(ms) - 1, int(0.9 * len(ms)))],
+        "max_ms": ms[-1],
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = bench.parser("ported-pipeline", __doc__.split("\n\n")[0])
+    p.add_argument("--plot", metavar="PATH", help="write a PNG (median latency vs image size)")
+    p.add_argument(
+        "--sizes", help="comma-separated subset of: " + ", ".join(s for s, _, _ in SIZES)
+    )
+    args = p.parse_args(argv)
+    wanted = args.sizes.split(",") if args.sizes else QUICK_SIZES if args.quick else None
+    sizes = [s for s in SIZES if wanted is None or s[0] in wanted]
+    if wanted is not None and len(sizes) != len(wanted):
+        p.error(f"--sizes: unknown size in {args.sizes!r}")
+    frames = (QUICK_FRAMES if args.quick else FRAMES) + WARMUP
+    missing = _rclpy_missing()
+    if missing:
+        print(f"ported-pipeline: ros2 rclpy rows skipped: {missing}", file=sys.stderr)
+    rows = []
+    for label, width, height in sizes:
+        nbytes = 3 * width * height
+        for variant in VARIANTS:
+            if variant == "ros2 rclpy" and missing:
+                continue
+            print(f"ported-pipeline: {variant}, {label} ({frames} frames at {FPS:g} Hz)...",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            if variant == "ros2 rclpy":
+                lat = _run_rclpy(width, height, frames)
+            else:
+                lat = _run_hprm(variant.split()[1], width, height, frames)
+            rows.append(_row(variant, label, nbytes, lat))
+    ratios = {}
+    for label, _, _ in sizes:
+        by = {r["variant"]: r for r in rows if r["size"] == label and r.get("median_ms")}
+        for v in VARIANTS[:2]:
+            if "ros2 rclpy" in by and v in by:
+                ratios[f"rclpy/{v.split()[1]} median {label}"] = (
+                    by["ros2 rclpy"]["median_ms"] / by[v]["median_ms"]
+                )
+    params = {"quick": args.quick, "fps": FPS, "frames": frames - WARMUP,
+              "stp_offset": STP_OFFSET, "rclpy": missing or "measured"}  # fmt: skip
+    doc = bench.result("ported-pipeline", params, rows, ratios)
+    bench.report(doc, args)
+    if args.plot:
+        series: dict[str, tuple[list[float], list[float]]] = {}
+        for r in rows:
+            if r.get("median_ms"):
+                xs, ys = series.setdefault(r["variant"], ([], []))
+                xs.append(r["bytes"] / 1e6)
+                ys.append(r["median_ms"])
+        bench.save_plot(args.plot, series, title="Ported pipeline: camera stamp to controller",
+                        xlabel="image size (MB)", ylabel="median latency (ms)")  # fmt: skip
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
