@@ -65,6 +65,12 @@ def run_node(node: Any) -> int:
     from hprm_core.federate import run_self_described
 
     reactor = node._as_reactor()
+    if _SETTINGS.get("describe"):  # hprm-ros graph: the node's ports, not a run
+        from hprm_core.structure import describe_ports
+
+        with open(_SETTINGS["describe"], "w") as f:
+            json.dump(describe_ports(reactor), f)
+        return 0
     timeout = _SETTINGS.get("timeout") or os.environ.get("HPRM_TIMEOUT")
     if not _SETTINGS.get("rti"):
         run(reactor, timeout=timeout)
@@ -97,6 +103,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
     p.add_argument(
+        "--describe",
+        metavar="FILE",
+        help="write the node's ports (what it publishes and subscribes) as JSON to FILE "
+        "instead of running it",
+    )
+    p.add_argument(
         "--ros-args-json",
         default="[]",
         help="the node's --ros-args as a JSON list (what rclpy.init() finds in sys.argv)",
@@ -118,6 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         listen_dir=args.listen_dir,
         timeout=args.timeout,
         stp_offset=args.stp_offset,
+        describe=args.describe,
     )
     install_imports()
     sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]

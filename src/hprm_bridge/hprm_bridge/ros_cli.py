@@ -5,18 +5,23 @@ per node (see :mod:`hprm_bridge.porting`); the federate is named after the
 file (``NAME=FILE`` to choose), and topics of the same name between nodes
 become tagged connections, found from what each node created. Output is
 prefixed with each federate's name; the exit code is the first failure's.
+``hprm-ros graph`` takes the same arguments and draws that federation
+(text, Mermaid or Graphviz dot) without running it.
 
 Example::
 
     hprm-ros run camera.py detector.py --coordination decentralized \\
         --stp-offset "20 ms" --timeout "5 s" --after /feedback="1 ms"
+    hprm-ros graph camera.py detector.py --format mermaid
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from hprm_core.cli import after_arg, duration_arg
@@ -42,24 +47,20 @@ def _param_arg(text: str) -> tuple[str, str]:
     return node, rest
 
 
-def main(argv: list[str] | None = None) -> int:
-    from hprm_core.launcher import Launch
-
-    p = argparse.ArgumentParser(prog="hprm-ros", description="Run rclpy nodes on HPRM")
-    sub = p.add_subparsers(dest="command", required=True)
-    r = sub.add_parser("run", help="run nodes as one federation (one process per node)")
-    r.add_argument("nodes", nargs="+", type=_node_arg, metavar="[NAME=]FILE|module:function")
-    r.add_argument("--coordination", choices=("centralized", "decentralized"),
+def _node_options(p: argparse.ArgumentParser) -> None:
+    """What ``run`` and ``graph`` both take: the nodes and what shapes their ports."""
+    p.add_argument("nodes", nargs="+", type=_node_arg, metavar="[NAME=]FILE|module:function")
+    p.add_argument("--coordination", choices=("centralized", "decentralized"),
                    default="centralized")  # fmt: skip
-    r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "5 s"')
-    r.add_argument("--stp-offset", type=duration_arg, help="decentralized: safe-to-process offset")
-    r.add_argument("--after", action="append", default=[], type=after_arg,
+    p.add_argument("--after", action="append", default=[], type=after_arg,
                    metavar="TOPIC=DURATION", help="a logical delay on a topic")  # fmt: skip
-    r.add_argument("--params-file", action="append", default=[], metavar="FILE",
+    p.add_argument("--params-file", action="append", default=[], metavar="FILE",
                    help="a ROS 2 params file for every node (each reads its own)")  # fmt: skip
-    r.add_argument("--param", action="append", default=[], type=_param_arg,
+    p.add_argument("--param", action="append", default=[], type=_param_arg,
                    metavar="NODE:NAME:=VALUE", help="one parameter of one node")  # fmt: skip
-    args = p.parse_args(argv)
+
+
+def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     names = [n for n, _ in args.nodes]
     for f in args.params_file:
         if not Path(f).is_file():
@@ -69,22 +70,87 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--param names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
+    return names
+
+
+def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
+    """One node's federate process (``hprm_bridge.porting``), with its --ros-args."""
+    cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name]
+    ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
+    ros_args += [a for n, kv in args.param if n == name for a in ("-p", kv)]
+    if ros_args:
+        cmd += ["--ros-args-json", json.dumps(ros_args)]
+    return cmd
+
+
+def _run(args: argparse.Namespace) -> int:
+    from hprm_core.launcher import Launch
+
     commands = {}
     for name, node in args.nodes:
-        cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name]
+        cmd = _node_command(args, name, node)
         if args.timeout:
             cmd += ["--timeout", args.timeout]
         if args.stp_offset:
             cmd += ["--stp-offset", args.stp_offset]
-        ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
-        ros_args += [a for node, kv in args.param if node == name for a in ("-p", kv)]
-        if ros_args:
-            cmd += ["--ros-args-json", json.dumps(ros_args)]
         commands[name] = cmd
     rti_args = ["--coordination", args.coordination, "--break-cycles"]
     for topic, ns in args.after:
         rti_args += ["--after", f"{topic}={ns} ns"]
     return Launch.of_processes(commands, rti_args=rti_args).wait()
+
+
+def _graph(args: argparse.Namespace) -> int:
+    """Start every node only as far as its ports (in parallel), then match them
+    by topic exactly as the RTI of ``run`` would, and draw the result."""
+    from hprm_core.diagram import render_federation
+    from hprm_core.errors import AssemblyError
+    from hprm_core.structure import FederationGraph
+
+    ports = {}
+    with tempfile.TemporaryDirectory(prefix="hprm-graph-") as tmp:
+        procs = {}
+        for name, node in args.nodes:
+            out = Path(tmp) / f"{name}.json"
+            cmd = [*_node_command(args, name, node), "--describe", str(out)]
+            procs[name] = (out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
+                                                 stderr=subprocess.STDOUT, text=True))  # fmt: skip
+        failed = False
+        for name, (out, proc) in procs.items():
+            text, _ = proc.communicate()
+            if proc.returncode != 0 or not out.exists():
+                failed = True
+                print(f"hprm-ros graph: node {name} failed before spin() "
+                      f"(exit code {proc.returncode}):\n{text}", file=sys.stderr)  # fmt: skip
+                continue
+            ports[name] = json.loads(out.read_text())
+        if failed:
+            return 1
+    try:
+        graph = FederationGraph.from_descriptions(
+            [n for n, _ in args.nodes], ports, coordination=args.coordination,
+            after=dict(args.after), break_cycles=True,
+        )  # fmt: skip
+    except AssemblyError as exc:
+        print(f"hprm-ros graph: {exc}", file=sys.stderr)
+        return 1
+    print(render_federation(graph, ports, args.format))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="hprm-ros", description="Run rclpy nodes on HPRM")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="run nodes as one federation (one process per node)")
+    _node_options(r)
+    r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "5 s"')
+    r.add_argument("--stp-offset", type=duration_arg, help="decentralized: safe-to-process offset")
+    g = sub.add_parser("graph", help="draw the federation the nodes would form, without running it")
+    _node_options(g)
+    g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
+    args = p.parse_args(argv)
+    _check(r if args.command == "run" else g, args)
+    return _run(args) if args.command == "run" else _graph(args)
 
 
 if __name__ == "__main__":

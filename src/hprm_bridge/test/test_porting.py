@@ -127,3 +127,38 @@ def test_parameters_reach_each_node_from_files_and_the_command_line(tmp_path):
     assert _heard(r.stdout) == ["hey_1"], r.stdout + r.stderr  # -p beats the file
     r = _hprm_ros(NODES / "greeter.py", "--param", "nobody:x:=1", timeout=60)
     assert r.returncode == 2 and "--param names no node nobody" in r.stderr
+
+
+def test_graph_draws_the_federation_the_nodes_would_form_without_running_it():
+    from hprm_bridge.examples import ros_pipeline
+
+    pipeline = Path(ros_pipeline.__file__).parent
+    r = subprocess.run(
+        [*HPRM_ROS, "graph", *(str(pipeline / f"{n}.py") for n in ("camera", "detector",
+         "planner", "controller")), "--param", "camera:width:=64"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "federation of 4 (centralized): camera, detector, planner, controller",
+        "  camera -> detector  /camera/image_raw [sensor_msgs/msg/Image]",
+        "  detector -> planner  /detections [geometry_msgs/msg/PointStamped]",
+        "  planner -> controller  /goal [geometry_msgs/msg/PoseStamped]",
+        "  controller -> /cmd_vel [geometry_msgs/msg/Twist] (published, no subscriber inside)",
+    ]
+    r = subprocess.run(
+        [*HPRM_ROS, "graph", str(NODES / "pinger.py"), str(NODES / "ponger.py"),
+         "--format", "mermaid"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert '  pinger -->|"/ping<br/>std_msgs/msg/Int64 (+1 microstep)"| ponger' in r.stdout
+
+
+def test_graph_names_a_node_that_fails_before_spin(tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("import rclpy\nrclpy.init()\nraise RuntimeError('no camera found')\n")
+    r = subprocess.run([*HPRM_ROS, "graph", str(NODES / "talker.py"), str(broken)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 1
+    assert "node broken failed before spin()" in r.stderr and "no camera found" in r.stderr

@@ -16,9 +16,11 @@ Example::
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hprm_core.environment import Environment
 from hprm_core.reactor import Port, Reaction, Reactor, describe_delay
+from hprm_core.structure import FederationGraph
 
 
 def _id(fqn: str) -> str:
@@ -123,3 +125,73 @@ def _dot(env: Environment) -> str:
         lines.append(f"  {a} -> {b} [{attrs}];")
     lines.append("}")
     return "\n".join(lines)
+
+
+def render_federation(
+    graph: FederationGraph, ports: dict[str, list[dict[str, Any]]], fmt: str = "text"
+) -> str:
+    """A federation assembled from self-descriptions (``hprm-ros graph``): one
+    box per federate, one edge per connection labelled with its topic, message
+    type and delay; topics with no other end inside the federation are shown
+    too, as what the federation publishes or waits for from outside (a ROS 2
+    bridge's business). ``fmt``: text, mermaid or dot."""
+    types: dict[str, str] = {}  # any end that names the type names it for the topic
+    for ps in ports.values():
+        for p in ps:
+            if p.get("msg_type"):
+                types.setdefault(p["topic"], p["msg_type"])
+    edges = []
+    for c in graph.connections:
+        delay = ""
+        if c.after is not None:
+            delay = f" ({describe_delay(c.after)})" if c.after else " (+1 microstep)"
+        edges.append((c.src_federate, c.dst_federate, c.topic or c.dst, delay))
+    linked_out = {(c.src_federate, c.topic) for c in graph.connections}
+    linked_in = {(c.dst_federate, c.topic) for c in graph.connections}
+    loose = []  # (federate, topic, "out" | "in") with no other end in the federation
+    for fed in graph.federates:
+        for p in ports.get(fed, ()):
+            key = (fed, p["topic"])
+            if key not in (linked_out if p["direction"] == "out" else linked_in):
+                loose.append((fed, p["topic"], p["direction"]))
+    loose = sorted(set(loose))
+
+    def typ(topic: str) -> str:
+        return types.get(topic) or "any type"
+
+    if fmt == "text":
+        lines = [f"federation of {len(graph.federates)} ({graph.coordination}): "
+                 + ", ".join(graph.federates)]  # fmt: skip
+        for a, b, topic, delay in edges:
+            lines.append(f"  {a} -> {b}  {topic} [{typ(topic)}]{delay}")
+        for fed, topic, d in loose:
+            where = (
+                "published, no subscriber inside"
+                if d == "out"
+                else "subscribed, no publisher inside"
+            )
+            lines.append(f"  {fed} {'->' if d == 'out' else '<-'} {topic} [{typ(topic)}] ({where})")
+        return "\n".join(lines)
+    if fmt == "mermaid":
+        lines = ["flowchart LR"]
+        lines += [f'  {_id(f)}["{f}"]' for f in graph.federates]
+        for a, b, topic, delay in edges:
+            lines.append(f'  {_id(a)} -->|"{topic}<br/>{typ(topic)}{delay}"| {_id(b)}')
+        for fed, topic, d in loose:
+            t = _id("topic" + topic)
+            lines.append(f'  {t}(["{topic}<br/>{typ(topic)}"])')
+            lines.append(f"  {_id(fed)} -.-> {t}" if d == "out" else f"  {t} -.-> {_id(fed)}")
+        return "\n".join(lines)
+    if fmt == "dot":
+        lines = ["digraph federation {", "  rankdir=LR;", "  node [shape=box, fontsize=10];"]
+        lines += [f'  {_id(f)} [label="{f}"];' for f in graph.federates]
+        for a, b, topic, delay in edges:
+            lines.append(f'  {_id(a)} -> {_id(b)} [label="{topic}\\n{typ(topic)}{delay}"];')
+        for fed, topic, d in loose:
+            t = _id("topic" + topic)
+            lines.append(f'  {t} [label="{topic}\\n{typ(topic)}", shape=ellipse, style=dashed];')
+            pair = (fed, t) if d == "out" else (t, fed)
+            lines.append(f"  {_id(pair[0])} -> {_id(pair[1])} [style=dashed];")
+        lines.append("}")
+        return "\n".join(lines)
+    raise ValueError(f"unknown diagram format {fmt!r} (text, mermaid, dot)")

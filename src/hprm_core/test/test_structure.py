@@ -184,3 +184,29 @@ def test_type_names_follow_ros_2_for_message_classes():
         Output(msg_type=3)
     with pytest.raises(AssemblyError, match="topic must be a non-empty string"):
         Input(topic="")
+
+
+def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
+    from hprm_core.diagram import render_federation
+
+    ports = {
+        "cam": [_port("image", "out", "/image", "sensor_msgs/msg/Image")],
+        "det": [_port("img", "in", "/image"), _port("boxes", "out", "/boxes"),
+                _port("cfg", "in", "/config", "std_msgs/msg/String")],
+        "log": [_port("b", "in", "/boxes")],
+    }  # fmt: skip
+    graph = FederationGraph.from_descriptions(
+        ["cam", "det", "log"], ports, after={"/boxes": 5_000_000}
+    )
+    assert render_federation(graph, ports).splitlines() == [
+        "federation of 3 (centralized): cam, det, log",
+        "  det -> log  /boxes [any type] (after 5 ms)",
+        "  cam -> det  /image [sensor_msgs/msg/Image]",
+        "  det <- /config [std_msgs/msg/String] (subscribed, no publisher inside)",
+    ]
+    dot = render_federation(graph, ports, "dot")
+    assert dot.startswith("digraph federation {") and dot.endswith("}")
+    assert 'det -> log [label="/boxes\\nany type (after 5 ms)"];' in dot
+    assert "topic__config -> det [style=dashed];" in dot
+    with pytest.raises(ValueError, match="unknown diagram format 'svg'"):
+        render_federation(graph, ports, "svg")
