@@ -207,6 +207,6 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
     dot = render_federation(graph, ports, "dot")
     assert dot.startswith("digraph federation {") and dot.endswith("}")
     assert 'det -> log [label="/boxes\\nany type (after 5 ms)"];' in dot
-    assert "topic__config -> det [style=dashed];" in dot
+    assert "topic_config -> det [style=dashed];" in dot
     with pytest.raises(ValueError, match="unknown diagram format 'svg'"):
         render_federation(graph, ports, "svg")
