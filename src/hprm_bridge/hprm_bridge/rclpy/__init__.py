@@ -16,11 +16,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from hprm_bridge.rclpy import logging
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 
-__all__ = ["Node", "UnsupportedError", "create_node", "init", "ok", "shutdown", "spin"]
+__all__ = ["Node", "UnsupportedError", "create_node", "init", "logging", "ok", "shutdown", "spin"]
 
-_state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": []}
+_state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
 
 
 def init(*, args: list[str] | None = None, context: Any = None, **kwargs: Any) -> None:
@@ -35,7 +36,12 @@ def ok(*, context: Any = None) -> bool:
 
 
 def shutdown(*, context: Any = None) -> None:
+    """As rclpy's. Called from a callback while the node spins, it stops the
+    whole federation at the next tag (every node's shutdown runs), as
+    ``rclpy.shutdown()`` ends ``spin`` in a plain ROS 2 process."""
     _state["shutdown"] = True
+    for node in _state["spinning"]:
+        node._reactor.request_stop()
 
 
 def try_shutdown(*, context: Any = None) -> None:
@@ -51,7 +57,11 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     from hprm_bridge import porting
 
-    code = porting.run_node(node)
+    _state["spinning"].append(node)
+    try:
+        code = porting.run_node(node)
+    finally:
+        _state["spinning"].remove(node)
     _state["shutdown"] = True
     if code:
         raise SystemExit(code)

@@ -19,11 +19,11 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 from __future__ import annotations
 
 import logging
-import sys
-import time
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.rclpy.clock import Clock
+from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.parameter import (
     InvalidParameterTypeException,
     Parameter,
@@ -33,7 +33,6 @@ from hprm_bridge.rclpy.parameter import (
     params_from_file,
     parse_ros_args,
 )
-from hprm_bridge.rclpy.time import Time
 from hprm_bridge.wire.naming import normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
 from hprm_core.trigger import type_name
@@ -59,58 +58,6 @@ def _ros_type(msg_type: Any) -> str:
 
 class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
-
-
-class RcutilsLogger:
-    """``node.get_logger()``: rclpy's console format, on stderr."""
-
-    _LEVELS = {"DEBUG": 10, "INFO": 20, "WARN": 30, "ERROR": 40, "FATAL": 50}
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.level = 20
-        self._once: set[tuple[str, str]] = set()
-
-    def set_level(self, level: Any) -> None:
-        self.level = int(level) if not isinstance(level, str) else self._LEVELS[level.upper()]
-
-    def _log(self, severity: str, message: str, once: bool = False) -> bool:
-        if self._LEVELS[severity] < self.level:
-            return False
-        if once:
-            if (severity, message) in self._once:
-                return False
-            self._once.add((severity, message))
-        print(f"[{severity}] [{time.time():.9f}] [{self.name}]: {message}", file=sys.stderr)
-        return True
-
-    def debug(self, message: str, **kw: Any) -> bool:
-        return self._log("DEBUG", message, kw.get("once", False))
-
-    def info(self, message: str, **kw: Any) -> bool:
-        return self._log("INFO", message, kw.get("once", False))
-
-    def warning(self, message: str, **kw: Any) -> bool:
-        return self._log("WARN", message, kw.get("once", False))
-
-    warn = warning
-
-    def error(self, message: str, **kw: Any) -> bool:
-        return self._log("ERROR", message, kw.get("once", False))
-
-    def fatal(self, message: str, **kw: Any) -> bool:
-        return self._log("FATAL", message, kw.get("once", False))
-
-
-class Clock:
-    def __init__(self, reactor: Reactor) -> None:
-        self._reactor = reactor
-
-    def now(self) -> Time:
-        try:
-            return Time(nanoseconds=self._reactor.tag.time)
-        except Exception:  # not running yet (e.g. in __init__): physical time, as rclpy
-            return Time(nanoseconds=time.time_ns())
 
 
 class Publisher:
@@ -192,8 +139,8 @@ class Node:
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
-        self._logger = RcutilsLogger(node_name)
         self._clock = Clock(self._reactor)
+        self._logger = RcutilsLogger(node_name, self._clock.now_ns)
         self._finalized = False
 
     # -- names --------------------------------------------------------------------

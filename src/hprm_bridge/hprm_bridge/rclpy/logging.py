@@ -1,0 +1,127 @@
+"""``rclpy.logging``: node loggers in rclpy's console format, on stderr.
+
+``[INFO] [1732451234.123456789] [camera]: message``, as rcutils prints by
+default. ``once``, ``skip_first`` and ``throttle_duration_sec`` behave as in
+rclpy, with one difference that is the point of HPRM: inside a federate the
+throttle counts logical time (the node's clock), so which messages a
+throttled logger prints is the same in every run.
+
+Example::
+
+    >>> from hprm_bridge.rclpy.logging import get_logger
+    >>> log = get_logger("camera")
+    >>> log.info("frame", throttle_duration_sec=1.0)   # at most once a second
+    True
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LoggingSeverity", "RcutilsLogger", "get_logger"]
+
+
+class LoggingSeverity(enum.IntEnum):
+    UNSET = 0
+    DEBUG = 10
+    INFO = 20
+    WARN = 30
+    ERROR = 40
+    FATAL = 50
+
+
+_KNOWN_KW = {"once", "skip_first", "throttle_duration_sec", "throttle_time_source_type"}
+
+
+class RcutilsLogger:
+    """What ``node.get_logger()`` and ``rclpy.logging.get_logger()`` return.
+    ``now``: the clock throttling counts in (ns); the node's logical clock in
+    a federate, the system clock otherwise."""
+
+    def __init__(self, name: str = "", now: Callable[[], int] | None = None) -> None:
+        self.name = name
+        self._now = now or time.time_ns
+        self._level = LoggingSeverity.UNSET
+        self._seen: dict[tuple[Any, ...], Any] = {}  # per call site: once/skip/throttle state
+
+    # -- levels ------------------------------------------------------------------------
+
+    def set_level(self, level: Any) -> bool:
+        self._level = (
+            LoggingSeverity[level.upper()] if isinstance(level, str) else LoggingSeverity(level)
+        )
+        return True
+
+    def get_effective_level(self) -> LoggingSeverity:
+        return self._level if self._level != LoggingSeverity.UNSET else LoggingSeverity.INFO
+
+    def is_enabled_for(self, severity: Any) -> bool:
+        return LoggingSeverity(severity) >= self.get_effective_level()
+
+    def get_child(self, name: str) -> RcutilsLogger:
+        if not name:
+            raise ValueError("child logger name must not be empty")
+        child = RcutilsLogger(f"{self.name}.{name}" if self.name else name, self._now)
+        child._level = self._level
+        return child
+
+    # -- logging -------------------------------------------------------------------------
+
+    def log(self, message: Any, severity: Any, **kwargs: Any) -> bool:
+        """Print ``message`` if enabled and its filters let it through; True if printed."""
+        unknown = set(kwargs) - _KNOWN_KW
+        if unknown:
+            raise TypeError(f"unsupported logging keyword(s): {', '.join(sorted(unknown))}")
+        severity = LoggingSeverity(severity)
+        if not self.is_enabled_for(severity):
+            return False
+        # rclpy keys a call's filter state by where it was called from.
+        caller = sys._getframe(1)
+        while caller.f_code.co_filename == __file__ and caller.f_back is not None:
+            caller = caller.f_back
+        site = (caller.f_code.co_filename, caller.f_lineno, severity)
+        if not self._passes(site, kwargs):
+            return False
+        name = "WARN" if severity == LoggingSeverity.WARN else severity.name
+        print(f"[{name}] [{time.time():.9f}] [{self.name}]: {message}", file=sys.stderr)
+        return True
+
+    def _passes(self, site: tuple[Any, ...], kw: dict[str, Any]) -> bool:
+        state = self._seen.setdefault(site, {"calls": 0, "last": None})
+        state["calls"] += 1
+        if kw.get("once") and state["calls"] > 1:
+            return False
+        if kw.get("skip_first") and state["calls"] == 1:
+            return False
+        period = kw.get("throttle_duration_sec")
+        if period is not None:
+            now = self._now()
+            if state["last"] is not None and now - state["last"] < period * 1e9:
+                return False
+            state["last"] = now
+        return True
+
+    def debug(self, message: Any, **kwargs: Any) -> bool:
+        return self.log(message, LoggingSeverity.DEBUG, **kwargs)
+
+    def info(self, message: Any, **kwargs: Any) -> bool:
+        return self.log(message, LoggingSeverity.INFO, **kwargs)
+
+    def warning(self, message: Any, **kwargs: Any) -> bool:
+        return self.log(message, LoggingSeverity.WARN, **kwargs)
+
+    warn = warning
+
+    def error(self, message: Any, **kwargs: Any) -> bool:
+        return self.log(message, LoggingSeverity.ERROR, **kwargs)
+
+    def fatal(self, message: Any, **kwargs: Any) -> bool:
+        return self.log(message, LoggingSeverity.FATAL, **kwargs)
+
+
+def get_logger(name: str) -> RcutilsLogger:
+    return RcutilsLogger(name)
