@@ -85,12 +85,12 @@ def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):
 
 
 def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):
-    from hprm_bridge.rclpy.parameter import (
+    from hprm_bridge.rclpy.exceptions import (
         InvalidParameterTypeException,
-        Parameter,
         ParameterAlreadyDeclaredException,
         ParameterNotDeclaredException,
     )
+    from hprm_bridge.rclpy.parameter import Parameter
 
     params = tmp_path / "params.yaml"
     params.write_text(PARAMS)
@@ -108,13 +108,18 @@ def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):
         assert node.resolve_topic_name("image") == "/robot1/image_raw"
         with pytest.raises(ParameterAlreadyDeclaredException):
             node.declare_parameter("rate", 1.0)
-        with pytest.raises(ParameterNotDeclaredException, match="'nope' of node cam"):
+        with pytest.raises(ParameterNotDeclaredException, match=r"undeclared parameter.*'nope'"):
             node.get_parameter("nope")
-        with pytest.raises(InvalidParameterTypeException, match="declared STRING"):
+        with pytest.raises(
+            InvalidParameterTypeException,
+            match="Trying to set parameter 'shared' to '1' of type 'INTEGER', "
+            "expecting type 'STRING'",
+        ):
             Node("cam").declare_parameter("shared", "text")  # the file says 1
         (ok,) = node.set_parameters([Parameter("rate", value=5.0)])
         assert ok.successful and node.get_parameter("rate").value == 5.0
-        assert not node.set_parameters([Parameter("undeclared", value=1)])[0].successful
+        with pytest.raises(ParameterNotDeclaredException, match="undeclared"):
+            node.set_parameters([Parameter("undeclared", value=1)])
         hrclpy.init(args=["--ros-args", "-p", "oops"])
         with pytest.raises(ValueError, match="expects NAME:=VALUE"):
             Node("x")
@@ -151,6 +156,17 @@ def test_the_probe_node_sees_its_parameters_and_names_under_hprm(tmp_path):
                               "name": "hello", "unset": "x", "rate_type": 3}  # fmt: skip
     assert seen["names"] == {"ns": "/robot1", "image": "/robot1/image_raw",
                              "private": "/robot1/cam/debug", "abs": "/abs"}  # fmt: skip
+    setting = seen["setting"]
+    assert [ok for ok, _ in setting["results"]] == [
+        True, False, False, False, False, True, True, False, False, True]  # fmt: skip
+    assert setting["results"][1][1] == "gain too high"  # refused by a callback
+    assert setting["results"][2][1] == "Trying to set a read-only parameter: locked."
+    assert setting["results"][8][1] == (
+        "Wrong parameter type, expected 'Type.DOUBLE' got 'Type.STRING'")  # fmt: skip
+    assert setting["atomic"][0] is False
+    assert setting["now"] == {"gain": 8, "level": 10, "ratio": 0.75, "anything": "text"}
+    assert setting["calls"][:2] == [["audit", ["gain"]], ["guard", ["gain"]]]  # newest first
+    assert setting["calls"][-1] == ["guard", ["gain"]]  # audit removed
 
 
 @pytest.mark.ros2

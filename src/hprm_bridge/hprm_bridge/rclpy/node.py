@@ -24,15 +24,8 @@ from typing import Any
 
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
-from hprm_bridge.rclpy.parameter import (
-    InvalidParameterTypeException,
-    Parameter,
-    ParameterAlreadyDeclaredException,
-    ParameterNotDeclaredException,
-    SetParametersResult,
-    params_from_file,
-    parse_ros_args,
-)
+from hprm_bridge.rclpy.node_parameters import NodeParameters
+from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
 from hprm_bridge.wire.naming import normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
 from hprm_core.trigger import type_name
@@ -128,13 +121,13 @@ class Node:
         ns = self._remaps.get("__ns", namespace or "/")
         self._namespace = ns if ns.startswith("/") else "/" + ns
         fqn = f"{self._namespace.rstrip('/')}/{node_name}"
-        self._overrides: dict[str, Any] = {}
+        overrides: dict[str, Any] = {}
         for path in ros["params_files"]:
-            self._overrides.update(params_from_file(path, fqn))
-        self._overrides.update(ros["params"])
+            overrides.update(params_from_file(path, fqn))
+        overrides.update(ros["params"])
         for param in parameter_overrides or ():
-            self._overrides[param.name] = param.value
-        self._parameters: dict[str, Parameter] = {}
+            overrides[param.name] = param.value
+        self._params = NodeParameters(node_name, overrides)
         self._reactor = _NodeReactor()
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
@@ -173,65 +166,55 @@ class Node:
     def declare_parameter(
         self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False
     ) -> Parameter:
-        if name in self._parameters:
-            raise ParameterAlreadyDeclaredException(f"parameter {name!r} is already declared")
-        if isinstance(value, Parameter.Type):  # declare_parameter(name, Parameter.Type.X)
-            value = None
-        if name in self._overrides and not ignore_override:
-            given = self._overrides[name]
-            if value is not None and given is not None:
-                want, got = (Parameter.Type.from_parameter_value(v) for v in (value, given))
-                if want != got and {want, got} != {Parameter.Type.INTEGER, Parameter.Type.DOUBLE}:
-                    raise InvalidParameterTypeException(
-                        f"parameter {name!r} of node {self._name}: declared {want.name} "
-                        f"(default {value!r}), overridden with {got.name} {given!r}"
-                    )
-                if want == Parameter.Type.DOUBLE and got == Parameter.Type.INTEGER:
-                    given = float(given)
-            value = given
-        param = Parameter(name, value=value)
-        self._parameters[name] = param
-        return param
+        return self._params.declare(name, value, descriptor, ignore_override)
 
     def declare_parameters(
         self, namespace: str, parameters: list[tuple[Any, ...]], ignore_override: bool = False
     ) -> list[Parameter]:
         prefix = f"{namespace}." if namespace else ""
         return [
-            self.declare_parameter(prefix + p[0], *p[1:2], ignore_override=ignore_override)
+            self.declare_parameter(prefix + p[0], *p[1:3], ignore_override=ignore_override)
             for p in parameters
         ]
 
     def has_parameter(self, name: str) -> bool:
-        return name in self._parameters
+        return name in self._params.values
 
     def get_parameter(self, name: str) -> Parameter:
-        try:
-            return self._parameters[name]
-        except KeyError:
-            raise ParameterNotDeclaredException(
-                f"parameter {name!r} of node {self._name} is not declared"
-            ) from None
+        return self._params.get(name)
 
     def get_parameter_or(self, name: str, alternative_value: Any = None) -> Parameter:
-        return self._parameters.get(name, alternative_value)
+        if alternative_value is None:
+            alternative_value = Parameter(name, Parameter.Type.NOT_SET)
+        return self._params.values.get(name, alternative_value)
 
     def get_parameters(self, names: list[str]) -> list[Parameter]:
         return [self.get_parameter(n) for n in names]
 
-    def set_parameters(self, parameter_list: list[Parameter]) -> list[SetParametersResult]:
-        results = []
-        for p in parameter_list:
-            if p.name not in self._parameters:
-                results.append(SetParametersResult(False, f"parameter {p.name!r} not declared"))
-                continue
-            self._parameters[p.name] = p
-            results.append(SetParametersResult(True))
-        return results
+    def get_parameters_by_prefix(self, prefix: str) -> dict[str, Parameter]:
+        start = f"{prefix}." if prefix else ""
+        return {k[len(start) :]: v for k, v in self._params.values.items() if k.startswith(start)}
+
+    def set_parameters(self, parameter_list: list[Parameter]) -> list[Any]:
+        return self._params.set_each(parameter_list)
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> Any:
+        return self._params.set_atomically(parameter_list)
 
     def undeclare_parameter(self, name: str) -> None:
-        self.get_parameter(name)
-        del self._parameters[name]
+        self._params.undeclare(name)
+
+    def describe_parameter(self, name: str) -> Any:
+        return self._params.describe(name)
+
+    def describe_parameters(self, names: list[str]) -> list[Any]:
+        return [self._params.describe(n) for n in names]
+
+    def add_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
+        self._params.callbacks.insert(0, callback)  # newest first, as rclpy
+
+    def remove_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
+        self._params.callbacks.remove(callback)
 
     # -- entities -------------------------------------------------------------------
 

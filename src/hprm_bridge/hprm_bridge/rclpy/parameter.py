@@ -14,22 +14,6 @@ from typing import Any
 import yaml
 
 
-class ParameterException(Exception):
-    pass
-
-
-class ParameterNotDeclaredException(ParameterException):
-    pass
-
-
-class ParameterAlreadyDeclaredException(ParameterException):
-    pass
-
-
-class InvalidParameterTypeException(ParameterException):
-    pass
-
-
 class Parameter:
     class Type(enum.IntEnum):
         NOT_SET = 0
@@ -78,10 +62,14 @@ class Parameter:
     def __repr__(self) -> str:
         return f"Parameter({self._name!r}, {self._type.name}, {self._value!r})"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Parameter) and (self._name, self._type, self._value) == (
+            other._name,
+            other._type,
+            other._value,
+        )
 
-class SetParametersResult:
-    def __init__(self, successful: bool, reason: str = "") -> None:
-        self.successful, self.reason = successful, reason
+    __hash__ = None  # type: ignore[assignment]
 
 
 def parse_ros_args(args: list[str]) -> dict[str, Any]:

@@ -1,0 +1,56 @@
+"""``rclpy.exceptions``: the exceptions (and messages) rclpy raises, so that
+a node's ``except ParameterNotDeclaredException`` works unchanged."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "InvalidParameterTypeException",
+    "InvalidParameterValueException",
+    "ParameterAlreadyDeclaredException",
+    "ParameterException",
+    "ParameterImmutableException",
+    "ParameterNotDeclaredException",
+]
+
+
+class ParameterException(Exception):
+    def __init__(self, error_msg: str, parameters: Any, *args: Any) -> None:
+        Exception.__init__(self, f"{error_msg}: {parameters}")
+
+
+# rclpy's subclasses call Exception.__init__ with (message, parameters), so
+# they print as that tuple; the same here, for logs that read alike.
+class ParameterNotDeclaredException(ParameterException):
+    def __init__(self, parameters: Any, *args: Any) -> None:
+        Exception.__init__(self, "Invalid access to undeclared parameter(s)", parameters)
+
+
+class ParameterAlreadyDeclaredException(ParameterException):
+    def __init__(self, parameters: Any, *args: Any) -> None:
+        Exception.__init__(self, "Parameter(s) already declared", parameters)
+
+
+class InvalidParameterTypeException(ParameterException):
+    def __init__(self, desired_parameter: Any, expected_type: Any, *args: Any) -> None:
+        from hprm_bridge.rclpy.parameter import Parameter
+
+        got = Parameter.Type.from_parameter_value(desired_parameter.value).name
+        Exception.__init__(
+            self,
+            f"Trying to set parameter '{desired_parameter.name}' to "
+            f"'{desired_parameter.value}' of type '{got}', expecting type '{expected_type}'",
+        )
+
+
+class InvalidParameterValueException(ParameterException):
+    def __init__(self, parameter: Any, value: Any, reason: str, *args: Any) -> None:
+        Exception.__init__(
+            self, f"Invalid parameter value ({value}) for parameter. Reason: {reason}", parameter
+        )
+
+
+class ParameterImmutableException(ParameterException):
+    def __init__(self, parameter: Any, *args: Any) -> None:
+        Exception.__init__(self, "Attempted to modify read-only parameter", parameter)
