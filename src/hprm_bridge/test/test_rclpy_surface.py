@@ -1,6 +1,7 @@
 """HPRM's rclpy API (hprm_bridge.rclpy) in one process: names, clocks, the
 errors for what is not offered, a node run on its own in logical time."""
 
+import json
 import os
 import random
 import re
@@ -237,3 +238,68 @@ def test_logger_output_matches_real_rclpy():
     # clock: which ticks print moves with load) is identical.
     assert [x for x in ours if "tick" not in x[2]] == [x for x in real if "tick" not in x[2]]
     assert len(real) > 7 and real[7] == ("INFO", "log_probe", "tick 1") == ours[7]
+
+
+TIME_QOS = [
+    "(Time(seconds=1, nanoseconds=500) + Duration(seconds=0.5)).nanoseconds",
+    "(Duration(seconds=0.5) + Time(seconds=1)).nanoseconds",
+    "(Time(seconds=2) - Time(seconds=1, nanoseconds=1)).nanoseconds",
+    "(Time(seconds=2) - Duration(seconds=1)).nanoseconds",
+    "Time(seconds=1) < Time(seconds=2)",
+    "Time(seconds=1) == Time(nanoseconds=10**9)",
+    "Time(seconds=1.5).seconds_nanoseconds()",
+    "Time(seconds=1.5).nanoseconds",
+    "Time(seconds=3, nanoseconds=7).to_msg().sec",
+    "Time(seconds=3, nanoseconds=7).to_msg().nanosec",
+    "Time.from_msg(Time(seconds=3, nanoseconds=7).to_msg()).nanoseconds",
+    "Time(seconds=-1)",
+    "Time(seconds=1) + Time(seconds=1)",
+    "Time(nanoseconds=5) - 1",
+    "Duration(seconds=-1).nanoseconds",
+    "Duration(seconds=1.5).to_msg().sec",
+    "Duration(seconds=1.5).to_msg().nanosec",
+    "Duration(seconds=1) > Duration(seconds=0)",
+    "Duration(seconds=1) == Duration(nanoseconds=10**9)",
+    "QoSProfile(depth=5).depth",
+    "QoSProfile(depth=5).history.name",
+    "QoSProfile(depth=5).reliability.name",
+    "QoSProfile(depth=5).durability.name",
+    "qos_profile_sensor_data.depth",
+    "qos_profile_sensor_data.reliability.name",
+    "int(ReliabilityPolicy.BEST_EFFORT)",
+    "int(HistoryPolicy.KEEP_LAST)",
+    "int(DurabilityPolicy.TRANSIENT_LOCAL)",
+    "QoSProfile()",
+    "QoSProfile(history=HistoryPolicy.KEEP_LAST)",
+    "QoSProfile(history=HistoryPolicy.KEEP_ALL).history.name",
+    "QoSProfile(depth=3) == QoSProfile(depth=3)",
+]
+
+
+def _time_qos(hprm):
+    probe = Path(__file__).parent / "nodes" / "time_qos_probe.py"
+    prelude = "from hprm_bridge import porting; porting.install_imports(); " if hprm else ""
+    code = (f"import sys, runpy; {prelude}sys.argv = [{str(probe)!r}, sys.argv[1]]; "
+            f"runpy.run_path({str(probe)!r}, run_name='__main__')")  # fmt: skip
+    r = subprocess.run([sys.executable, "-c", code, json.dumps(TIME_QOS)],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return dict(zip(TIME_QOS, json.loads(r.stdout), strict=True))
+
+
+def test_time_duration_and_qos_under_hprm():
+    got = _time_qos(hprm=True)
+    assert got[TIME_QOS[0]] == 1_500_000_500
+    assert got["Time(seconds=-1)"] == "raises ValueError"
+    assert got["Time(seconds=1) + Time(seconds=1)"] == "raises TypeError"
+    assert got["QoSProfile(depth=5).depth"] == 5
+    assert got["QoSProfile()"] == "raises InvalidQoSProfileException"
+
+
+@pytest.mark.ros2
+def test_time_duration_and_qos_match_real_rclpy():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    ours, real = _time_qos(hprm=True), _time_qos(hprm=False)
+    assert {k: v for k, v in ours.items() if v != real[k]} == {}, real

@@ -26,6 +26,7 @@ from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
+from hprm_bridge.rclpy.qos import QoSProfile, as_profile
 from hprm_bridge.wire.naming import normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
 from hprm_core.trigger import type_name
@@ -54,6 +55,8 @@ class _NodeReactor(Reactor):
 
 
 class Publisher:
+    qos_profile: QoSProfile
+
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
         self.msg_type = msg_type
@@ -71,6 +74,8 @@ class Publisher:
 
 
 class Subscription:
+    qos_profile: QoSProfile
+
     def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
         self.topic_name = topic
         self.msg_type = msg_type
@@ -228,9 +233,11 @@ class Node:
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
         self._check_open("create_publisher")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
+        qos = as_profile(qos_profile)
         port = Output(topic=name, msg_type=ros_type)
         self._reactor.attach(f"pub{len(self._publishers)}", port)
         pub = Publisher(name, port, ros_type)
+        pub.qos_profile = qos
         self._publishers.append(pub)
         return pub
 
@@ -239,9 +246,11 @@ class Node:
     ) -> Subscription:
         self._check_open("create_subscription")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
+        qos = as_profile(qos_profile)
         port = Input(topic=name, msg_type=ros_type)
         self._reactor.attach(f"sub{len(self._subscriptions)}", port)
         sub = Subscription(name, port, ros_type, callback)
+        sub.qos_profile = qos
         self._subscriptions.append(sub)
         return sub
 

@@ -1,27 +1,135 @@
-"""``rclpy.qos``: profiles are accepted and recorded; between HPRM federates
-every message is delivered in order (reliable, unbounded by depth), which is
-what deterministic execution needs."""
+"""``rclpy.qos``: QoS profiles as rclpy spells them, accepted and recorded.
 
-from hprm_bridge.wire.qos import (
-    QOS_DEFAULT as qos_profile_default,
-)
-from hprm_bridge.wire.qos import (
-    QOS_SENSOR_DATA as qos_profile_sensor_data,
-)
-from hprm_bridge.wire.qos import (
-    QOS_SYSTEM_DEFAULT as qos_profile_system_default,
-)
-from hprm_bridge.wire.qos import Durability as DurabilityPolicy
-from hprm_bridge.wire.qos import History as HistoryPolicy
-from hprm_bridge.wire.qos import QoSProfile
-from hprm_bridge.wire.qos import Reliability as ReliabilityPolicy
+Between HPRM federates every message is delivered, in tag order, whatever
+the profile says: a ``depth`` of 1 does not drop frames, ``BEST_EFFORT``
+does not lose any. That is what deterministic execution needs (the same
+inputs, every run); the profile matters again where a topic leaves the
+federation for plain ROS 2 (the bridge). The names, values and checks are
+rclpy's, so ``QoSProfile(depth=5)``, ``qos_profile_sensor_data`` and a
+``QoSProfile()`` missing its depth behave as node code expects.
+
+Example::
+
+    >>> from hprm_bridge.rclpy.qos import QoSProfile, ReliabilityPolicy
+    >>> QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT).depth
+    5
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+from hprm_bridge.rclpy.duration import Duration
 
 __all__ = [
     "DurabilityPolicy",
     "HistoryPolicy",
+    "InvalidQoSProfileException",
+    "LivelinessPolicy",
     "QoSProfile",
     "ReliabilityPolicy",
-    "qos_profile_default",
+    "qos_profile_parameters",
     "qos_profile_sensor_data",
+    "qos_profile_services_default",
     "qos_profile_system_default",
 ]
+
+
+class HistoryPolicy(enum.IntEnum):
+    SYSTEM_DEFAULT = 0
+    KEEP_LAST = 1
+    KEEP_ALL = 2
+    UNKNOWN = 3
+
+
+class ReliabilityPolicy(enum.IntEnum):
+    SYSTEM_DEFAULT = 0
+    RELIABLE = 1
+    BEST_EFFORT = 2
+    UNKNOWN = 3
+
+
+class DurabilityPolicy(enum.IntEnum):
+    SYSTEM_DEFAULT = 0
+    TRANSIENT_LOCAL = 1
+    VOLATILE = 2
+    UNKNOWN = 3
+
+
+class LivelinessPolicy(enum.IntEnum):
+    SYSTEM_DEFAULT = 0
+    AUTOMATIC = 1
+    MANUAL_BY_TOPIC = 3
+    UNKNOWN = 4
+
+
+class InvalidQoSProfileException(Exception):
+    def __init__(self, *args: Any) -> None:
+        Exception.__init__(self, "Invalid QoSProfile", *args)
+
+
+_POLICIES = {
+    "history": HistoryPolicy,
+    "reliability": ReliabilityPolicy,
+    "durability": DurabilityPolicy,
+    "liveliness": LivelinessPolicy,
+}
+_DURATIONS = ("lifespan", "deadline", "liveliness_lease_duration")
+
+
+class QoSProfile:
+    def __init__(self, **kwargs: Any) -> None:
+        unknown = set(kwargs) - {*_POLICIES, *_DURATIONS, "depth",
+                                 "avoid_ros_namespace_conventions"}  # fmt: skip
+        if unknown:
+            raise TypeError(f"QoSProfile got unexpected keyword(s): {', '.join(sorted(unknown))}")
+        if "history" not in kwargs:
+            if "depth" not in kwargs:
+                raise InvalidQoSProfileException("History and/or depth settings are required.")
+            kwargs["history"] = HistoryPolicy.KEEP_LAST
+        if kwargs["history"] == HistoryPolicy.KEEP_LAST and "depth" not in kwargs:
+            raise InvalidQoSProfileException("History set to KEEP_LAST without a depth setting.")
+        self.depth: int = int(kwargs.get("depth", 0))
+        self.history = HistoryPolicy(kwargs["history"])
+        self.reliability = ReliabilityPolicy(kwargs.get("reliability", ReliabilityPolicy.RELIABLE))
+        self.durability = DurabilityPolicy(kwargs.get("durability", DurabilityPolicy.VOLATILE))
+        self.liveliness = LivelinessPolicy(
+            kwargs.get("liveliness", LivelinessPolicy.SYSTEM_DEFAULT)
+        )
+        for name in _DURATIONS:
+            setattr(self, name, kwargs.get(name, Duration()))
+        self.avoid_ros_namespace_conventions = bool(
+            kwargs.get("avoid_ros_namespace_conventions", False)
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, QoSProfile) and vars(self) == vars(other)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (
+            f"QoSProfile(history={self.history.name}, depth={self.depth}, "
+            f"reliability={self.reliability.name}, durability={self.durability.name})"
+        )
+
+
+def as_profile(qos: Any) -> QoSProfile:
+    """What ``create_publisher``/``create_subscription`` take: a profile, or a
+    depth (an int, as rclpy: KEEP_LAST of that depth)."""
+    if isinstance(qos, QoSProfile):
+        return qos
+    if isinstance(qos, int) and not isinstance(qos, bool) and qos >= 0:
+        return QoSProfile(depth=qos)
+    raise TypeError(f"qos_profile must be a QoSProfile or a depth (int >= 0), got {qos!r}")
+
+
+qos_profile_system_default = QoSProfile(
+    history=HistoryPolicy.SYSTEM_DEFAULT,
+    reliability=ReliabilityPolicy.SYSTEM_DEFAULT,
+    durability=DurabilityPolicy.SYSTEM_DEFAULT,
+)
+qos_profile_sensor_data = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+qos_profile_services_default = QoSProfile(depth=10)
+qos_profile_parameters = QoSProfile(depth=1000)
