@@ -41,8 +41,9 @@ def _node_arg(text: str) -> tuple[str, str]:
 
 
 def _param_arg(text: str) -> tuple[str, str]:
+    """``NODE:NAME:=VALUE`` (a parameter) or ``NODE:FROM:=TO`` (a remapping)."""
     node, sep, rest = text.partition(":")
-    if not sep or ":=" not in rest:
+    if not sep or ":=" not in rest or rest.startswith(":="):
         raise argparse.ArgumentTypeError(f"expected NODE:NAME:=VALUE, got {text!r}")
     return node, rest
 
@@ -58,6 +59,9 @@ def _node_options(p: argparse.ArgumentParser) -> None:
                    help="a ROS 2 params file for every node (each reads its own)")  # fmt: skip
     p.add_argument("--param", action="append", default=[], type=_param_arg,
                    metavar="NODE:NAME:=VALUE", help="one parameter of one node")  # fmt: skip
+    p.add_argument("--remap", action="append", default=[], type=_param_arg,
+                   metavar="NODE:FROM:=TO",
+                   help="one remapping of one node (a topic, __ns or __node)")  # fmt: skip
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -65,9 +69,10 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     for f in args.params_file:
         if not Path(f).is_file():
             p.error(f"params file not found: {f}")
-    unknown = sorted({node for node, _ in args.param} - set(names))
-    if unknown:
-        p.error(f"--param names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
+    for option in ("param", "remap"):
+        unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
+        if unknown:
+            p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
     return names
@@ -78,6 +83,7 @@ def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
     cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name]
     ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
     ros_args += [a for n, kv in args.param if n == name for a in ("-p", kv)]
+    ros_args += [a for n, rule in args.remap if n == name for a in ("-r", rule)]
     if ros_args:
         cmd += ["--ros-args-json", json.dumps(ros_args)]
     return cmd

@@ -162,3 +162,28 @@ def test_graph_names_a_node_that_fails_before_spin(tmp_path):
                        capture_output=True, text=True, timeout=120)  # fmt: skip
     assert r.returncode == 1
     assert "node broken failed before spin()" in r.stderr and "no camera found" in r.stderr
+
+
+def test_remappings_reach_each_node_and_change_what_connects():
+    def graph(*remaps):
+        r = subprocess.run(
+            [*HPRM_ROS, "graph", str(NODES / "talker.py"), str(NODES / "listener.py"),
+             *(a for rule in remaps for a in ("--remap", rule))],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert r.returncode == 0, r.stderr
+        return r.stdout.splitlines()[1:]
+
+    assert graph() == ["  talker -> listener  /chatter [std_msgs/msg/String]"]
+    assert graph("talker:chatter:=words") == [
+        "  listener <- /chatter [std_msgs/msg/String] (subscribed, no publisher inside)",
+        "  talker -> /words [std_msgs/msg/String] (published, no subscriber inside)",
+    ]
+    assert graph("talker:__ns:=/robot", "listener:chatter:=/robot/chatter") == [
+        "  talker -> listener  /robot/chatter [std_msgs/msg/String]"
+    ]
+    remaps = ["--remap", "talker:chatter:=words", "--remap", "listener:chatter:=words"]
+    r = _hprm_ros(NODES / "talker.py", NODES / "listener.py", "--timeout", "20 ms", *remaps)
+    assert r.returncode == 0 and _heard(r.stdout) == ["1a", "1b", "2a", "2b"], r.stdout
+    r = _hprm_ros(NODES / "talker.py", "--remap", "nobody:a:=b", timeout=60)
+    assert r.returncode == 2 and "--remap names no node nobody" in r.stderr
