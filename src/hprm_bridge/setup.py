@@ -41,5 +41,8 @@ setup(
             "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",
         ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
+        # <hprm_federation>/<hprm_node> in XML and YAML launch files (read by
+        # ROS 2's launch only: hprm_bridge.launch imports launch and launch_ros)
+        "launch.frontend.launch_extension": ["hprm_bridge = hprm_bridge.launch"],
     },
 )

@@ -1,7 +1,8 @@
 """Running an unmodified rclpy node file as an HPRM federate.
 
 ``python -m hprm_bridge.porting NODE NAME --rti ADDR --federation ID
-[--listen-dir DIR] [--timeout D] [--stp-offset D]`` is one federate process
+[--listen-dir DIR] [--timeout D] [--stp-offset D] [-- NODE ARGS...]`` is one
+federate process
 (what ``hprm-ros run`` starts per node): it makes ``import rclpy`` and
 ``import <pkg>.msg`` resolve to HPRM's implementations (ahead of a sourced
 ROS 2), then runs NODE, a file (as ``__main__``) or ``package.module:function``
@@ -59,6 +60,50 @@ def install_imports() -> None:
     messages.install()
 
 
+def rti_options(
+    coordination: str = "centralized", after: dict[str, str] | None = None
+) -> list[str]:
+    """What the RTI of a federation of ported nodes is told beyond the names
+    (shared by ``hprm-ros run`` and the ``ros2 launch`` action): nodes that
+    publish to each other get their loops broken by a microstep."""
+    opts = ["--coordination", coordination, "--break-cycles"]
+    for topic, d in (after or {}).items():
+        opts += ["--after", f"{topic}={d}"]
+    return opts
+
+
+def check_federation(
+    names: list[str],
+    *,
+    coordination: str = "centralized",
+    durations: dict[str, str | None] | None = None,
+) -> None:
+    """Refuse, naming the problem, what would otherwise fail only after the
+    processes were started: a bad coordination, federate name or duration."""
+    from hprm_core.structure import COORDINATIONS
+    from hprm_core.tag import duration
+
+    if coordination not in COORDINATIONS:
+        raise ValueError(f"coordination must be one of {COORDINATIONS}, got {coordination!r}")
+    if not names:
+        raise ValueError("a federation needs at least one node")
+    for n in names:
+        if not n or not n.replace("_", "a").isalnum():
+            raise ValueError(f"federate name {n!r}: letters, digits and '_' only")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"two nodes are named {', '.join(twice)}: give each its own name")
+    for label, value in (durations or {}).items():
+        if value is None:
+            continue
+        try:
+            ns = duration(value)
+        except ValueError as exc:
+            raise ValueError(f"{label}: {exc}") from None
+        if ns < 0:
+            raise ValueError(f"{label}: {value!r} is negative")
+
+
 def run_node(node: Any) -> int:
     """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own."""
     from hprm_core import run
@@ -113,7 +158,11 @@ def main(argv: list[str] | None = None) -> int:
         default="[]",
         help="the node's --ros-args as a JSON list (what rclpy.init() finds in sys.argv)",
     )
-    args = p.parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    # After "--": the node's own command line (its arguments, --ros-args ...),
+    # as a launch system builds it.
+    node_argv = argv[argv.index("--") + 1 :] if "--" in argv else []
+    args = p.parse_args(argv[: argv.index("--")] if "--" in argv else argv)
     try:
         ros_args = json.loads(args.ros_args_json)
         if not (isinstance(ros_args, list) and all(isinstance(a, str) for a in ros_args)):
@@ -133,7 +182,7 @@ def main(argv: list[str] | None = None) -> int:
         describe=args.describe,
     )
     install_imports()
-    sys.argv = [args.node, *(["--ros-args", *ros_args] if ros_args else [])]
+    sys.argv = [args.node, *node_argv, *(["--ros-args", *ros_args] if ros_args else [])]
     return exit_code(args.name, lambda: _run_node_code(args.node))
 
 

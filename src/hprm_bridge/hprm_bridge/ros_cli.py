@@ -100,10 +100,10 @@ def _run(args: argparse.Namespace) -> int:
         if args.stp_offset:
             cmd += ["--stp-offset", args.stp_offset]
         commands[name] = cmd
-    rti_args = ["--coordination", args.coordination, "--break-cycles"]
-    for topic, ns in args.after:
-        rti_args += ["--after", f"{topic}={ns} ns"]
-    return Launch.of_processes(commands, rti_args=rti_args).wait()
+    from hprm_bridge.porting import rti_options
+
+    after = {topic: f"{ns} ns" for topic, ns in args.after}
+    return Launch.of_processes(commands, rti_args=rti_options(args.coordination, after)).wait()
 
 
 def _graph(args: argparse.Namespace) -> int:

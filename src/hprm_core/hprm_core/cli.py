@@ -75,7 +75,7 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
         )
     except AssemblyError as exc:
         args.parser.error(str(exc))
-    return rti.run_rti(server, args.remove_dir)
+    return rti.run_rti(server, args.remove_dir, duration(args.signal_grace) / 1e9)
 
 
 def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
@@ -224,6 +224,15 @@ def build_parser() -> argparse.ArgumentParser:
         "otherwise such a loop is refused as a causality loop",
     )
     rt.add_argument("--start-delay", type=duration_arg, default="250 ms")
+    rt.add_argument(
+        "--signal-grace",
+        type=duration_arg,
+        default="0 s",
+        metavar="DURATION",
+        help="on SIGINT/SIGTERM keep serving up to DURATION while the federates stop the "
+        "federation (for launch systems that signal every process at once, as ros2 launch "
+        "does); default: stop at once",
+    )
     rt.add_argument(
         "--remove-dir",
         metavar="DIR",

@@ -138,15 +138,13 @@ class Launch:
         self._readers: list[threading.Thread] = []
         env = dict(os.environ, HPRM_SECRET=self.secret, PYTHONUNBUFFERED="1")
         rti_address = f"unix:{self.dir}/rti.sock"
-        cli = [sys.executable, "-m", "hprm_core.cli"]
         try:
             self._spawn(
                 "rti",
-                [*cli, "rti", "--address", rti_address, "--federates", *federates_arg,
-                 "--federation", self.federation, "--remove-dir", self.dir],
+                rti_command(self.dir, federates_arg, self.federation),
                 env,
                 parent_death=signal.SIGTERM,  # so it can remove the directory
-            )  # fmt: skip
+            )
             self._wait_for_socket(f"{self.dir}/rti.sock")
             for name, args in commands.items():
                 where = ["--rti", rti_address, "--federation", self.federation,
@@ -255,3 +253,15 @@ class Launch:
 def launch(program: str | Path, **kwargs: Any) -> int:
     """Run a federated program to completion; returns the exit code."""
     return Launch(program, **kwargs).wait()
+
+
+def rti_command(private_dir: str, federates_arg: list[str], federation: str) -> list[str]:
+    """The RTI process of a federation whose sockets live in ``private_dir``
+    (mode 0700, deleted by the RTI however it ends): ``federates_arg`` is
+    ``[N]`` or ``["a,b,c", *options]``. The federates are then given
+    ``--rti unix:DIR/rti.sock --federation ID --listen-dir DIR``; the secret
+    travels in ``HPRM_SECRET``, never on a command line. Shared by ``hprm
+    run``, ``hprm-ros run`` and the ``ros2 launch`` action."""
+    return [sys.executable, "-m", "hprm_core.cli", "rti", "--address",
+            f"unix:{private_dir}/rti.sock", "--federates", *federates_arg,
+            "--federation", federation, "--remove-dir", private_dir]  # fmt: skip

@@ -583,17 +583,38 @@ def _waits(raw: Any) -> list[Wait]:
     ]
 
 
-def run_rti(rti: RTI, remove_dir: str | None = None) -> int:
+def run_rti(rti: RTI, remove_dir: str | None = None, signal_grace: float = 0.0) -> int:
     """The RTI process: announce the address, serve until the federation ends,
     clean up however it ends (``remove_dir``: the launcher's private socket
-    directory, deleted even if the launcher was killed). Its exit code."""
+    directory, deleted even if the launcher was killed). Its exit code.
+
+    ``signal_grace`` (s): what a launch system needs that signals every
+    process at once (``ros2 launch`` on Ctrl-C): the federates stop the
+    federation at one tag on that signal, which takes the RTI; so a signal
+    here only starts a countdown, and the RTI ends early only if the
+    federation has not finished within it. 0: a signal ends the RTI at once."""
     # Before the address is announced: whoever reads it may signal at once.
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGALRM)}
+    if signal_grace > 0:
+
+        def countdown(signum: int, frame: Any) -> None:
+            if signal.getitimer(signal.ITIMER_REAL)[0] == 0:  # the first signal only
+                log.info("RTI: %s, waiting up to %.1f s for the federates to stop",
+                         signal.Signals(signum).name, signal_grace)  # fmt: skip
+                signal.setitimer(signal.ITIMER_REAL, signal_grace)
+
+        signal.signal(signal.SIGINT, countdown)
+        signal.signal(signal.SIGTERM, countdown)
+        signal.signal(signal.SIGALRM, _terminate)
+    else:
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         log.info("RTI listening on %s for %d federates", rti.address, rti.expected)
         print(f"RTI_ADDRESS {rti.address}", flush=True)
         code = rti.serve()
-        signal.signal(signal.SIGTERM, previous)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
         return code
     except KeyboardInterrupt:  # SIGTERM or Ctrl-C: federates see the RTI go away
         # Process managers repeat signals: a second one must not cut the
