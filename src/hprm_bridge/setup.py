@@ -19,6 +19,7 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", ["hprm_bridge/examples/ros_pipeline/pipeline.launch.py"]),
     ],
     # Pinned: the client calls into libddsc's C ABI bundled with this exact wheel,
     # and relies on rosbags' typestore/codec API, which changes between minors.
@@ -35,7 +36,14 @@ setup(
     extras_require={"test": ["pytest>=7", "pytest-timeout>=2", "dora-rs==1.1.0"]},
     zip_safe=False,
     entry_points={
-        "console_scripts": ["hprm-ros = hprm_bridge.ros_cli:main"],
+        "console_scripts": [
+            "hprm-ros = hprm_bridge.ros_cli:main",
+            # the example package's nodes, for ros2 run / ros2 launch (lib/hprm_bridge/)
+            *(
+                f"example_{n} = hprm_bridge.examples.ros_pipeline.{n}:main"
+                for n in ("camera", "detector", "planner", "controller")
+            ),
+        ],
         "hprm.benchmarks": [
             "ros2-wire = hprm_bridge.bench.wire:main",
             "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",

@@ -14,6 +14,7 @@ or not the calling shell did.
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -192,3 +193,19 @@ def test_hprm_bridge_wire_imports_once_requirements_txt_is_installed(workspace):
         "import json, hprm_bridge.wire as w; print(json.dumps({'hprm_bridge': w.__file__}))",
     )
     assert Path(where["hprm_bridge"]).is_relative_to(workspace / "install"), where
+
+
+def test_the_example_nodes_run_and_launch_from_the_install(workspace):
+    """``ros2 run``/``ros2 launch`` find the example nodes and launch file in the
+    install (lib/hprm_bridge/, share/hprm_bridge/launch/), and the installed
+    launch file runs them as one HPRM federation."""
+    lib = workspace / "install/hprm_bridge/lib/hprm_bridge"
+    names = {f"example_{n}" for n in ("camera", "detector", "planner", "controller")}
+    assert names | {"hprm-ros"} <= {p.name for p in lib.iterdir()}
+    listed = _in_ros(workspace, "ros2", "pkg", "executables", "hprm_bridge")
+    assert {f"hprm_bridge {n}" for n in names} <= set(listed.stdout.splitlines()), listed
+    ros2 = str(HUMBLE / "bin" / "ros2")
+    run = _in_ros(workspace, sys.executable, ros2, "launch", "hprm_bridge", "pipeline.launch.py",
+                  "timeout:=200 ms")  # fmt: skip
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
+    assert len(re.findall(r"^\[controller-\d+\] CMD ", run.stdout, re.M)) == 6, run.stdout

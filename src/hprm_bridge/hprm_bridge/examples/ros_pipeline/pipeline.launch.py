@@ -1,5 +1,6 @@
 """The example pipeline under ``ros2 launch``, ported or plain.
 
+    ros2 launch hprm_bridge pipeline.launch.py          # installed (colcon build)
     ros2 launch pipeline.launch.py                      # one HPRM federation
     ros2 launch pipeline.launch.py ported:=false        # four plain rclpy nodes
     ros2 launch pipeline.launch.py coordination:=decentralized timeout:="5 s"
@@ -26,10 +27,18 @@ def _nodes(context):
 
     ported = arg("ported").lower() in ("true", "1", "yes")
     params = {"camera": [{"frames": int(arg("frames"))}]}
-    if not ported:  # plain ROS 2: python3 node.py, as any rclpy script
+
+    def where(n):
+        """Next to the node files (the source tree), or the installed package's."""
+        if (HERE / f"{n}.py").exists():
+            return dict(executable=str(HERE / f"{n}.py"))
+        return dict(package="hprm_bridge", executable=f"example_{n}")
+
+    if not ported:  # plain ROS 2
         return [
-            Node(executable=sys.executable, arguments=[str(HERE / f"{n}.py")], name=n,
-                 exec_name=n, parameters=params.get(n), output="screen")
+            Node(**(dict(executable=sys.executable, arguments=[str(HERE / f"{n}.py")])
+                    if (HERE / f"{n}.py").exists() else where(n)),
+                 name=n, exec_name=n, parameters=params.get(n), output="screen")
             for n in NODES
         ]  # fmt: skip
     from hprm_bridge.launch import Federation, PortedNode
@@ -37,8 +46,8 @@ def _nodes(context):
     coordination = arg("coordination")
     return [
         Federation(
-            [PortedNode(executable=str(HERE / f"{n}.py"), name=n, parameters=params.get(n),
-                        output="screen") for n in NODES],
+            [PortedNode(**where(n), name=n, parameters=params.get(n), output="screen")
+             for n in NODES],
             coordination=coordination,
             stp_offset="40 ms" if coordination == "decentralized" else None,
             timeout=arg("timeout") or None,
