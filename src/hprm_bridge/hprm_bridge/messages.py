@@ -41,7 +41,7 @@ import numpy as np
 
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
 
-__all__ = ["install", "message_class", "message_module", "uninstall"]
+__all__ = ["adopt", "install", "message_class", "message_module", "uninstall"]
 
 _IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": "uint8",
               "bool": "boolean"}  # fmt: skip
@@ -306,6 +306,26 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         },
     )
     return cls
+
+
+def adopt(msg: Any) -> Any:
+    """A message decoded by the wire client (a rosbags dataclass), as this
+    module's class of the same type, in place and without copying a field:
+    ours are subclasses with the same layout, so only the class changes
+    (nested messages too). What a bridge does with each message from ROS 2."""
+    ros_type = getattr(type(msg), "__msgtype__", None)
+    if ros_type is None:
+        return msg
+    cls = message_class(ros_type)
+    if type(msg) is not cls:
+        msg.__class__ = cls
+        for value in msg.__dict__.values():
+            if hasattr(type(value), "__msgtype__"):
+                adopt(value)
+            elif isinstance(value, list):
+                for item in value:
+                    adopt(item)
+    return msg
 
 
 def _new_message(ros_type: str, reg: TypeRegistry) -> Any:

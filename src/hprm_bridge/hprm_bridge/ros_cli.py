@@ -23,8 +23,11 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from hprm_core.cli import after_arg, duration_arg
+
+GATEWAY = "ros2_gateway"  # the gateway federate's name (hprm_bridge.gateway)
 
 
 def _node_arg(text: str) -> tuple[str, str]:
@@ -75,6 +78,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
+    if GATEWAY in names:
+        p.error(f"{GATEWAY} is the gateway's name: give the node another (NAME=FILE)")
     return names
 
 
@@ -100,21 +105,43 @@ def _run(args: argparse.Namespace) -> int:
         if args.stp_offset:
             cmd += ["--stp-offset", args.stp_offset]
         commands[name] = cmd
+    if args.bridge:
+        ports = _describe(args)
+        if ports is None:
+            return 1
+        gateway = _gateway_command(args, ports)
+        if gateway:
+            commands[GATEWAY] = gateway
     from hprm_bridge.porting import rti_options
 
     after = {topic: f"{ns} ns" for topic, ns in args.after}
     return Launch.of_processes(commands, rti_args=rti_options(args.coordination, after)).wait()
 
 
-def _graph(args: argparse.Namespace) -> int:
-    """Start every node only as far as its ports (in parallel), then match them
-    by topic exactly as the RTI of ``run`` would, and draw the result."""
-    from hprm_core.diagram import render_federation
-    from hprm_core.errors import AssemblyError
-    from hprm_core.structure import FederationGraph
+def _gateway_command(
+    args: argparse.Namespace, ports: dict[str, list[dict[str, Any]]]
+) -> list[str] | None:
+    """The gateway federate carrying every topic the nodes leave open."""
+    from hprm_bridge.gateway import loose_topics, topics_json
 
+    topics = loose_topics(ports)
+    if not topics:
+        print("hprm-ros run: --bridge: no topic is left open to ROS 2; running without "
+              "a gateway", file=sys.stderr)  # fmt: skip
+        return None
+    cmd = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, "--topics", topics_json(topics)]
+    if args.timeout:
+        cmd += ["--timeout", args.timeout]
+    if args.stp_offset:
+        cmd += ["--stp-offset", args.stp_offset]
+    return cmd
+
+
+def _describe(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]] | None:
+    """Start every node only as far as its ports (in parallel): what each
+    publishes and subscribes, by node name; None (after saying why) if one fails."""
     ports = {}
-    with tempfile.TemporaryDirectory(prefix="hprm-graph-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="hprm-describe-") as tmp:
         procs = {}
         for name, node in args.nodes:
             out = Path(tmp) / f"{name}.json"
@@ -126,12 +153,23 @@ def _graph(args: argparse.Namespace) -> int:
             text, _ = proc.communicate()
             if proc.returncode != 0 or not out.exists():
                 failed = True
-                print(f"hprm-ros graph: node {name} failed before spin() "
+                print(f"hprm-ros {args.command}: node {name} failed before spin() "
                       f"(exit code {proc.returncode}):\n{text}", file=sys.stderr)  # fmt: skip
                 continue
             ports[name] = json.loads(out.read_text())
-        if failed:
-            return 1
+    return None if failed else ports
+
+
+def _graph(args: argparse.Namespace) -> int:
+    """Match the nodes' ports by topic exactly as the RTI of ``run`` would,
+    and draw the result."""
+    from hprm_core.diagram import render_federation
+    from hprm_core.errors import AssemblyError
+    from hprm_core.structure import FederationGraph
+
+    ports = _describe(args)
+    if ports is None:
+        return 1
     try:
         graph = FederationGraph.from_descriptions(
             [n for n, _ in args.nodes], ports, coordination=args.coordination,
@@ -151,7 +189,10 @@ def main(argv: list[str] | None = None) -> int:
     _node_options(r)
     r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "5 s"')
     r.add_argument("--stp-offset", type=duration_arg, help="decentralized: safe-to-process offset")
-    g = sub.add_parser("graph", help="draw the federation the nodes would form, without running it")
+    r.add_argument("--bridge", action="store_true",
+                   help="carry the topics the nodes leave open (no publisher, or no subscriber, "
+                   "among them) to and from plain ROS 2, through a gateway federate")  # fmt: skip
+    g = sub.add_parser("graph", help="draw the federation the nodes would form (not run)")
     _node_options(g)
     g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
     args = p.parse_args(argv)

@@ -1,0 +1,212 @@
+"""The gateway: one federate that carries topics between a federation and plain ROS 2.
+
+Gradual porting means ported nodes live beside plain ROS 2 nodes (drivers,
+rviz, nodes not ported yet). The gateway owns the ROS 2 endpoints:
+
+- a topic **into** the federation (ROS 2 -> federation; subscribed inside,
+  published by nobody inside) is a subscription on the ROS 2 side whose
+  messages enter the federation through a physical action: each gets the tag
+  of its arrival (``arrival`` tag policy), then goes out on an output port
+  of that topic, which the RTI connects to the ported subscribers;
+- a topic **out of** the federation (published inside, subscribed by nobody
+  inside) is an input port whose messages the gateway publishes to ROS 2.
+
+Physical actions keep the federation's guarantees: in centralized
+coordination the RTI does not grant tags past what the gateway may still
+produce, as for any federate with physical inputs. Messages keep their
+content and type; numeric arrays arriving from ROS 2 are decoded once, as
+numpy views, and cross to ported nodes by shared-memory reference.
+
+Backend: the ROS-free wire client (:mod:`hprm_bridge.wire`), so the gateway
+works with or without a ROS 2 install; plain ROS 2 nodes see an ordinary
+node named ``hprm_gateway``.
+
+Run by ``hprm-ros run --bridge`` (which works out the topics from what the
+nodes describe), or by hand::
+
+    python -m hprm_bridge.gateway gateway --topics '[{"topic": "/chatter",
+        "msg_type": "std_msgs/msg/String", "direction": "out"}]' --rti ... --federation ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+import threading
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from hprm_bridge import messages
+from hprm_core import Input, Output, PhysicalAction, Reactor
+
+log = logging.getLogger("hprm.gateway")
+
+DIRECTIONS = ("in", "out")
+
+
+@dataclass(frozen=True)
+class BridgedTopic:
+    """One topic the gateway carries: ``in`` (ROS 2 -> federation) or ``out``."""
+
+    topic: str
+    msg_type: str
+    direction: str
+    depth: int = 10
+
+    def __post_init__(self) -> None:
+        if self.direction not in DIRECTIONS:
+            raise ValueError(f"topic {self.topic}: direction must be 'in' or 'out'")
+        if not self.topic.startswith("/"):
+            raise ValueError(f"topic {self.topic!r}: give the absolute name (/chatter)")
+        if self.msg_type.count("/") != 2:
+            raise ValueError(f"topic {self.topic}: msg_type must be pkg/msg/Name")
+
+
+def loose_topics(ports: dict[str, list[dict[str, Any]]]) -> list[BridgedTopic]:
+    """The topics a federation leaves open, from its nodes' self-descriptions:
+    subscribed with no publisher inside (``in``), published with no subscriber
+    inside (``out``). A topic whose type nobody names cannot be bridged."""
+    outs: dict[str, str | None] = {}
+    ins: dict[str, str | None] = {}
+    for described in ports.values():
+        for p in described:
+            side = outs if p["direction"] == "out" else ins
+            side[p["topic"]] = side.get(p["topic"]) or p.get("msg_type")
+    found = []
+    for topic in sorted(set(ins) - set(outs)):
+        if ins[topic]:
+            found.append(BridgedTopic(topic, str(ins[topic]), "in"))
+    for topic in sorted(set(outs) - set(ins)):
+        if outs[topic]:
+            found.append(BridgedTopic(topic, str(outs[topic]), "out"))
+    return found
+
+
+class Gateway(Reactor):
+    """The gateway's reactor: an output port per inbound topic (fed by a
+    physical action), an input port per outbound one."""
+
+    def __init__(self, topics: list[BridgedTopic], node_name: str = "hprm_gateway") -> None:
+        super().__init__()
+        self.topics = list(topics)
+        self.node_name = node_name
+        self._node: Any = None
+        self._stop = threading.Event()
+        self._spinner: threading.Thread | None = None
+        self._publishers: dict[str, Any] = {}
+        self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
+        self.received = 0
+        self.published = 0
+        self.add_reaction(self._start, self.startup, name="start")
+        for i, t in enumerate(self.topics):
+            if t.direction == "in":
+                port = Output(topic=t.topic, msg_type=t.msg_type)
+                action = PhysicalAction()
+                self.attach(f"in{i}", port)
+                self.attach(f"arrived{i}", action)
+                self.add_reaction(_forward(action, port), action, effects=[port],
+                                  name=f"enter{i}")  # fmt: skip
+                self._actions.append((t, action))
+            else:
+                inp = Input(topic=t.topic, msg_type=t.msg_type)
+                self.attach(f"out{i}", inp)
+                self.add_reaction(self._publisher_of(t, inp), inp, name=f"leave{i}")
+        self.add_reaction(self._finish, self.shutdown, name="finish")
+
+    def _start(self) -> None:
+        from hprm_bridge.wire import Node
+
+        self._node = Node(self.node_name)
+        for t in self.topics:
+            if t.direction == "out":
+                self._publishers[t.topic] = self._node.create_publisher(
+                    t.msg_type, t.topic, t.depth
+                )
+        for t, action in self._actions:
+            self._node.create_subscription(t.msg_type, t.topic, self._arrival(action), t.depth)
+        self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
+        self._spinner.start()
+        log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics))
+
+    def _arrival(self, action: PhysicalAction) -> Any:
+        def arrived(msg: Any) -> None:
+            self.received += 1
+            action.schedule(messages.adopt(msg))
+
+        return arrived
+
+    def _spin(self) -> None:
+        while not self._stop.is_set():
+            self._node.spin_once(0.05)
+
+    def _publisher_of(self, t: BridgedTopic, inp: Input) -> Any:
+        def leave() -> None:
+            pub = self._publishers[t.topic]
+            for msg in inp.value:  # a ported node's port carries its publishes of one tag
+                pub.publish(msg)
+                self.published += 1
+
+        return leave
+
+    def _finish(self) -> None:
+        self._stop.set()
+        if self._spinner is not None:
+            self._spinner.join(timeout=5)
+        if self._node is not None:
+            self._node.close()
+        log.info("gateway: %d messages in, %d out", self.received, self.published)
+
+
+def _forward(action: PhysicalAction, port: Output) -> Any:
+    def enter() -> None:
+        port.set((action.value,))  # as a ported node's port: the tag's messages
+
+    return enter
+
+
+def main(argv: list[str] | None = None) -> int:
+    from hprm_core.federate import exit_code, run_self_described
+
+    p = argparse.ArgumentParser(prog="python -m hprm_bridge.gateway", description=__doc__)
+    p.add_argument("name", help="the gateway's federate name")
+    p.add_argument("--topics", required=True, help="the bridged topics, as a JSON list")
+    p.add_argument("--rti", required=True)
+    p.add_argument("--federation", required=True)
+    p.add_argument("--listen-dir")
+    p.add_argument("--timeout")
+    p.add_argument("--stp-offset")
+    args = p.parse_args(argv)
+    try:
+        topics = [BridgedTopic(**t) for t in json.loads(args.topics)]
+    except (ValueError, TypeError) as exc:
+        p.error(f"--topics: {exc}")
+    secret = os.environ.get("HPRM_SECRET")
+    if not secret:
+        p.error("set HPRM_SECRET to the federation's shared secret")
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    options: dict[str, Any] = {"timeout": args.timeout or None}
+    if args.stp_offset:
+        options["stp_offset"] = args.stp_offset
+    return exit_code(
+        args.name,
+        lambda: run_self_described(
+            Gateway(topics),
+            args.name,
+            rti=args.rti,
+            secret=secret.encode(),
+            federation=args.federation,
+            options=options,
+            listen_dir=args.listen_dir,
+        ),
+    )
+
+
+def topics_json(topics: list[BridgedTopic]) -> str:
+    return json.dumps([asdict(t) for t in topics])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
