@@ -21,22 +21,23 @@ Backend: the ROS-free wire client (:mod:`hprm_bridge.wire`), so the gateway
 works with or without a ROS 2 install; plain ROS 2 nodes see an ordinary
 node named ``hprm_gateway``.
 
-Run by ``hprm-ros run --bridge`` (which works out the topics from what the
-nodes describe), or by hand::
+Which topics: the gateway is the federation's boundary federate
+(:func:`hprm_core.federate.run_boundary`); it describes no ports itself, and
+the RTI, once every node has described its own, gives it one port per topic
+they leave open. ``hprm-ros run --bridge`` and the launch action's
+``bridge=True`` add it; by hand::
 
-    python -m hprm_bridge.gateway gateway --topics '[{"topic": "/chatter",
-        "msg_type": "std_msgs/msg/String", "direction": "out"}]' --rti ... --federation ...
+    python -m hprm_bridge.gateway ros2_gateway --rti ADDR --federation ID
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import sys
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from hprm_bridge import messages
@@ -54,6 +55,7 @@ class BridgedTopic:
     topic: str
     msg_type: str
     direction: str
+    port: str = ""  # the gateway's port for it (the RTI names it)
     depth: int = 10
 
     def __post_init__(self) -> None:
@@ -65,24 +67,12 @@ class BridgedTopic:
             raise ValueError(f"topic {self.topic}: msg_type must be pkg/msg/Name")
 
 
-def loose_topics(ports: dict[str, list[dict[str, Any]]]) -> list[BridgedTopic]:
-    """The topics a federation leaves open, from its nodes' self-descriptions:
-    subscribed with no publisher inside (``in``), published with no subscriber
-    inside (``out``). A topic whose type nobody names cannot be bridged."""
-    outs: dict[str, str | None] = {}
-    ins: dict[str, str | None] = {}
-    for described in ports.values():
-        for p in described:
-            side = outs if p["direction"] == "out" else ins
-            side[p["topic"]] = side.get(p["topic"]) or p.get("msg_type")
-    found = []
-    for topic in sorted(set(ins) - set(outs)):
-        if ins[topic]:
-            found.append(BridgedTopic(topic, str(ins[topic]), "in"))
-    for topic in sorted(set(outs) - set(ins)):
-        if outs[topic]:
-            found.append(BridgedTopic(topic, str(outs[topic]), "out"))
-    return found
+def bridged_topics(ports: list[dict[str, Any]]) -> list[BridgedTopic]:
+    """The topics of the ports the RTI gave the gateway (hprm_core's open
+    topics): a gateway output feeds the federation (``in``), an input
+    leaves it (``out``)."""
+    flip = {"out": "in", "in": "out"}
+    return [BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"]) for p in ports]
 
 
 class Gateway(Reactor):
@@ -105,20 +95,23 @@ class Gateway(Reactor):
             if t.direction == "in":
                 port = Output(topic=t.topic, msg_type=t.msg_type)
                 action = PhysicalAction()
-                self.attach(f"in{i}", port)
+                self.attach(t.port or f"into{i}", port)
                 self.attach(f"arrived{i}", action)
                 self.add_reaction(_forward(action, port), action, effects=[port],
                                   name=f"enter{i}")  # fmt: skip
                 self._actions.append((t, action))
             else:
                 inp = Input(topic=t.topic, msg_type=t.msg_type)
-                self.attach(f"out{i}", inp)
+                self.attach(t.port or f"outof{i}", inp)
                 self.add_reaction(self._publisher_of(t, inp), inp, name=f"leave{i}")
         self.add_reaction(self._finish, self.shutdown, name="finish")
 
     def _start(self) -> None:
         from hprm_bridge.wire import Node
 
+        if not self.topics:
+            log.info("gateway: no topic is left open to ROS 2")
+            return
         self._node = Node(self.node_name)
         for t in self.topics:
             if t.direction == "out":
@@ -168,21 +161,16 @@ def _forward(action: PhysicalAction, port: Output) -> Any:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hprm_core.federate import exit_code, run_self_described
+    from hprm_core.federate import exit_code, run_boundary
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.gateway", description=__doc__)
     p.add_argument("name", help="the gateway's federate name")
-    p.add_argument("--topics", required=True, help="the bridged topics, as a JSON list")
     p.add_argument("--rti", required=True)
     p.add_argument("--federation", required=True)
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
     args = p.parse_args(argv)
-    try:
-        topics = [BridgedTopic(**t) for t in json.loads(args.topics)]
-    except (ValueError, TypeError) as exc:
-        p.error(f"--topics: {exc}")
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
         p.error("set HPRM_SECRET to the federation's shared secret")
@@ -192,8 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         options["stp_offset"] = args.stp_offset
     return exit_code(
         args.name,
-        lambda: run_self_described(
-            Gateway(topics),
+        lambda: run_boundary(
+            lambda ports: Gateway(bridged_topics(ports)),
             args.name,
             rti=args.rti,
             secret=secret.encode(),
@@ -202,10 +190,6 @@ def main(argv: list[str] | None = None) -> int:
             listen_dir=args.listen_dir,
         ),
     )
-
-
-def topics_json(topics: list[BridgedTopic]) -> str:
-    return json.dumps([asdict(t) for t in topics])
 
 
 if __name__ == "__main__":

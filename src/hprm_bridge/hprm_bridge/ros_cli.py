@@ -97,44 +97,15 @@ def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
 def _run(args: argparse.Namespace) -> int:
     from hprm_core.launcher import Launch
 
-    commands = {}
-    for name, node in args.nodes:
-        cmd = _node_command(args, name, node)
-        if args.timeout:
-            cmd += ["--timeout", args.timeout]
-        if args.stp_offset:
-            cmd += ["--stp-offset", args.stp_offset]
-        commands[name] = cmd
-    if args.bridge:
-        ports = _describe(args)
-        if ports is None:
-            return 1
-        gateway = _gateway_command(args, ports)
-        if gateway:
-            commands[GATEWAY] = gateway
+    timing = ["--timeout", args.timeout] if args.timeout else []
+    timing += ["--stp-offset", args.stp_offset] if args.stp_offset else []
+    commands = {name: [*_node_command(args, name, node), *timing] for name, node in args.nodes}
+    if args.bridge:  # the RTI gives it the topics the nodes leave open
+        commands[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing]
     from hprm_bridge.porting import rti_options
 
     after = {topic: f"{ns} ns" for topic, ns in args.after}
     return Launch.of_processes(commands, rti_args=rti_options(args.coordination, after)).wait()
-
-
-def _gateway_command(
-    args: argparse.Namespace, ports: dict[str, list[dict[str, Any]]]
-) -> list[str] | None:
-    """The gateway federate carrying every topic the nodes leave open."""
-    from hprm_bridge.gateway import loose_topics, topics_json
-
-    topics = loose_topics(ports)
-    if not topics:
-        print("hprm-ros run: --bridge: no topic is left open to ROS 2; running without "
-              "a gateway", file=sys.stderr)  # fmt: skip
-        return None
-    cmd = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, "--topics", topics_json(topics)]
-    if args.timeout:
-        cmd += ["--timeout", args.timeout]
-    if args.stp_offset:
-        cmd += ["--stp-offset", args.stp_offset]
-    return cmd
 
 
 def _describe(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]] | None:

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from hprm_bridge.gateway import BridgedTopic, loose_topics
+from hprm_bridge.gateway import BridgedTopic, bridged_topics
+from hprm_core.assembly import open_ports
 
 NODES = Path(__file__).parent / "nodes"
 HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli", "run"]
@@ -26,15 +27,19 @@ def _port(topic, direction, msg_type="std_msgs/msg/String"):
     return {"port": "p", "direction": direction, "topic": topic, "msg_type": msg_type}
 
 
-def test_open_topics_are_found_from_the_descriptions():
+def test_open_topics_become_the_gateways_ports():
     ports = {
         "cam": [_port("/image", "out", "sensor_msgs/msg/Image"), _port("/cfg", "in")],
-        "det": [_port("/image", "in", None), _port("/boxes", "out")],
+        "det": [_port("/image", "in", None), _port("/boxes", "out"), _port("/x", "in", None)],
     }
-    assert loose_topics(ports) == [
-        BridgedTopic("/cfg", "std_msgs/msg/String", "in"),
-        BridgedTopic("/boxes", "std_msgs/msg/String", "out"),
-    ]  # /image is connected inside: not bridged
+    given = open_ports(ports)  # what the RTI gives the boundary federate
+    assert [(p["port"], p["direction"], p["topic"]) for p in given] == [
+        ("into0", "out", "/cfg"), ("outof0", "in", "/boxes")]  # fmt: skip
+    # /image is connected inside; /x has no type anyone names: neither is bridged
+    assert bridged_topics(given) == [
+        BridgedTopic("/cfg", "std_msgs/msg/String", "in", "into0"),
+        BridgedTopic("/boxes", "std_msgs/msg/String", "out", "outof0"),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -120,7 +125,7 @@ def test_a_ported_talker_reaches_a_plain_ros2_listener(coordination):
     finally:
         out = _stop(listener)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "talker.pub0 -> ros2_gateway.out0 (topic /chatter)" in r.stdout
+    assert "talker.pub0 -> ros2_gateway.outof0 (topic /chatter)" in r.stdout
     heard = re.findall(r"^PLAIN (\d+[ab])$", out, re.M)
     everything = [f"{n}{p}" for n in range(1, 301) for p in "ab"]  # 100 Hz for 3 s
     order = [everything.index(m) for m in heard]
@@ -146,14 +151,15 @@ def test_a_plain_ros2_talker_reaches_a_ported_listener(coordination):
     assert re.search(r"gateway: (\d+) messages in", r.stdout)
 
 
-def test_bridge_with_nothing_open_runs_without_a_gateway():
+def test_a_gateway_with_nothing_open_takes_no_ports_and_the_run_goes_on():
     r = subprocess.run(
         [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
          "--timeout", "20 ms"], capture_output=True, text=True, timeout=120, env=_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "no topic is left open to ROS 2; running without a gateway" in r.stderr
-    assert "ros2_gateway" not in r.stdout
+    assert "federate ros2_gateway takes the open topics: none" in r.stdout
+    assert "gateway: no topic is left open to ROS 2" in r.stdout
+    assert r.stdout.count("[pinger] PONG") == 1  # 10 ms tick; the 20 ms answer is past the stop
 
 
 @pytest.mark.ros2

@@ -27,6 +27,29 @@ log = logging.getLogger("hprm.rti")
 _PORT_KEYS = {"port": str, "direction": str, "topic": str}
 
 
+def open_ports(ports: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Ports for a boundary federate (a gateway to another middleware): an
+    output for every topic these federates subscribe to and none publishes,
+    an input for every topic one publishes and none subscribes to. A topic
+    whose message type no end names is left out (nothing could carry it)."""
+    pubs: dict[str, str | None] = {}
+    subs: dict[str, str | None] = {}
+    for described in ports.values():
+        for p in described:
+            side = pubs if p["direction"] == "out" else subs
+            side[p["topic"]] = side.get(p["topic"]) or p.get("msg_type")
+    found = []
+    for i, topic in enumerate(sorted(set(subs) - set(pubs))):
+        if subs[topic]:
+            found.append({"port": f"into{i}", "direction": "out", "topic": topic,
+                          "msg_type": subs[topic]})  # fmt: skip
+    for i, topic in enumerate(sorted(set(pubs) - set(subs))):
+        if pubs[topic]:
+            found.append({"port": f"outof{i}", "direction": "in", "topic": topic,
+                          "msg_type": pubs[topic]})  # fmt: skip
+    return found
+
+
 class Assembly:
     """Self-descriptions of the federates named ``names`` (in id order)."""
 
@@ -49,6 +72,7 @@ class Assembly:
         self.break_cycles = break_cycles
         self._ports: dict[str, list[dict[str, Any]]] = {}
         self._waiting: list[Connection] = []  # describers, until answered
+        self._boundary: str | None = None  # the federate that takes the open topics
         self.graph: FederationGraph | None = None
 
     def check(self, hello: dict[str, Any]) -> str | None:
@@ -67,6 +91,14 @@ class Assembly:
             for p in ports
         ):
             return f"federate {name}: malformed port description"
+        if hello.get("open_topics"):
+            if not isinstance(hello["open_topics"], bool):
+                return f"federate {name}: malformed open_topics flag"
+            if self._boundary not in (None, name):
+                return (
+                    f"federate {name} asks for the open topics, which {self._boundary} "
+                    "already takes: one boundary federate per federation"
+                )
         return None
 
     def add(self, conn: Connection, hello: dict[str, Any]) -> FederationGraph | None:
@@ -78,11 +110,24 @@ class Assembly:
             conn.send(Frame.REJECT, f"federate {name} already described itself".encode())
             conn.close()
             return None
-        self._ports[name] = hello["describe"]
+        self._ports[name] = list(hello["describe"])
+        if hello.get("open_topics") is True:
+            self._boundary = name
         self._waiting.append(conn)
         log.info("federate %s described itself (%d/%d)", name, len(self._ports), len(self.names))
         if len(self._ports) < len(self.names):
             return None
+        assigned: dict[str, list[dict[str, Any]]] = {}
+        if self._boundary is not None:
+            others = {n: p for n, p in self._ports.items() if n != self._boundary}
+            assigned[self._boundary] = open_ports(others)
+            self._ports[self._boundary] += assigned[self._boundary]
+            log.info(
+                "federate %s takes the open topics: %s",
+                self._boundary,
+                ", ".join(f"{p['topic']} ({p['direction']})" for p in assigned[self._boundary])
+                or "none",
+            )
         self.graph = FederationGraph.from_descriptions(
             self.names,
             self._ports,
@@ -90,6 +135,7 @@ class Assembly:
             after=self.after,
             break_cycles=self.break_cycles,
         )
+        self.graph.assigned = assigned
         for c in self.graph.connections:
             delay = (
                 ""

@@ -108,6 +108,41 @@ def run_self_described(
     opts = _overridden(options or {}, fast, timeout)
     reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
     graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
+    return _join(reactor, name, graph, opts, trace, rti=rti, secret=secret,
+                 federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
+
+
+def run_boundary(
+    build: Callable[[list[dict[str, Any]]], Reactor],
+    name: str,
+    *,
+    rti: str,
+    secret: bytes,
+    federation: str,
+    options: dict[str, Any] | None = None,
+    listen_dir: str | None = None,
+    rti_wait: float = RTI_WAIT_S,
+) -> int:
+    """Run the federation's boundary federate (a gateway to another
+    middleware): it describes no ports of its own; the RTI gives it one per
+    topic the other federates leave open (:func:`hprm_core.assembly.open_ports`),
+    and ``build(ports)`` makes the reactor with exactly those."""
+    opts = _overridden(options or {}, None, None)
+    graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=True)
+    reactor = build(graph.assigned.get(name, []))
+    reactor.__dict__["name"] = name
+    return _join(reactor, name, graph, opts, None, rti=rti, secret=secret,
+                 federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
+
+
+def _join(
+    reactor: Reactor,
+    name: str,
+    graph: FederationGraph,
+    opts: dict[str, Any],
+    trace: Any,
+    **where: Any,
+) -> int:
     wanted = opts.get("coordination")
     if wanted is not None and wanted != graph.coordination:
         raise FederationError(
@@ -115,8 +150,7 @@ def run_self_described(
             f"{graph.coordination}"
         )
     program = FederatedProgram(graph, {name: reactor})
-    return _run(program, name, opts, trace, rti=rti, secret=secret, federation=federation,
-                listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
+    return _run(program, name, opts, trace, **where)
 
 
 def _overridden(options: dict[str, Any], fast: bool | None, timeout: Duration) -> dict[str, Any]:
@@ -186,12 +220,13 @@ def _run(
 
 
 def describe_self(
-    reactor: Reactor,
+    reactor: Reactor | None,
     name: str,
     rti: str,
     secret: bytes,
     federation: str,
     rti_wait: float = RTI_WAIT_S,
+    open_topics: bool = False,
 ) -> FederationGraph:
     """Tell the RTI our ports; wait for the graph it assembles once every
     federate it expects has done the same. Why a connection of its own: the
@@ -200,9 +235,11 @@ def describe_self(
     hello = {
         "federation": federation,
         "name": name,
-        "describe": describe_ports(reactor),
+        "describe": describe_ports(reactor) if reactor is not None else [],
         "pid": os.getpid(),
     }
+    if open_topics:
+        hello["open_topics"] = True
     conn = connect_rti(rti, secret, hello, rti_wait, name)
     try:
         conn.sock.settimeout(None)  # the RTI answers once all described, or fails them all

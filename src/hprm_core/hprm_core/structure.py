@@ -74,6 +74,8 @@ class FederationGraph:
     coordination: str = "centralized"
     #: prefix of port names in messages (the main reactor's name, where there is one)
     name: str = ""
+    #: ports the RTI gave a boundary federate (the open topics), by federate name
+    assigned: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.coordination not in COORDINATIONS:
@@ -206,6 +208,7 @@ class FederationGraph:
             "connections": [asdict(c) for c in self.connections],
             "coordination": self.coordination,
             "name": self.name,
+            "assigned": self.assigned,
         }
 
     @classmethod
@@ -216,6 +219,7 @@ class FederationGraph:
                 [ConnectionSpec(**c) for c in data["connections"]],
                 data["coordination"],
                 data.get("name", ""),
+                dict(data.get("assigned", {})),
             )
         except (KeyError, TypeError) as exc:
             raise AssemblyError(f"malformed federation graph: {exc!r}") from None

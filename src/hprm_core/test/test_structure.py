@@ -210,3 +210,24 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
     assert "topic_config -> det [style=dashed];" in dot
     with pytest.raises(ValueError, match="unknown diagram format 'svg'"):
         render_federation(graph, ports, "svg")
+
+
+def test_a_boundary_federate_is_given_the_topics_the_others_leave_open():
+    from hprm_core.assembly import open_ports
+
+    ports = {
+        "a": [_port("o", "out", "/ab", "x/msg/T"), _port("i", "in", "/cmd", "x/msg/C")],
+        "b": [_port("i", "in", "/ab"), _port("o", "out", "/status", "x/msg/S"),
+              _port("u", "in", "/untyped")],
+    }  # fmt: skip
+    given = open_ports(ports)
+    assert given == [
+        {"port": "into0", "direction": "out", "topic": "/cmd", "msg_type": "x/msg/C"},
+        {"port": "outof0", "direction": "in", "topic": "/status", "msg_type": "x/msg/S"},
+    ]
+    graph = FederationGraph.from_descriptions(["a", "b", "gw"], {**ports, "gw": given})
+    assert sorted((c.src, c.dst) for c in graph.connections) == [
+        ("a.o", "b.i"), ("b.o", "gw.outof0"), ("gw.into0", "a.i")]  # fmt: skip
+    assert FederationGraph.from_json({**graph.to_json(), "assigned": {"gw": given}}).assigned == {
+        "gw": given
+    }
