@@ -46,6 +46,7 @@ from hprm_core import Input, Output, PhysicalAction, Reactor
 log = logging.getLogger("hprm.gateway")
 
 DIRECTIONS = ("in", "out")
+FEDERATE_NAME = "ros2_gateway"  # its name in a federation (hprm-ros run --bridge, launch)
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -62,6 +63,7 @@ from launch.event_handlers import OnProcessExit
 from launch.frontend import Entity, Parser, expose_action
 from launch.substitutions import LaunchConfiguration
 
+from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
 from hprm_bridge.porting import check_federation, rti_options
 from hprm_core.launcher import rti_command
 
@@ -140,7 +142,9 @@ class Federation(launch.Action):
     ``"5 s"``); ``after``: ``{topic: duration}`` logical delays; ``output``:
     where the RTI's log goes (``screen`` by default, as the nodes'). Nodes
     publishing to each other get a one-microstep delay on the connections
-    that close a loop (as ``hprm-ros run``)."""
+    that close a loop (as ``hprm-ros run``). ``bridge=True`` adds the gateway
+    federate (:mod:`hprm_bridge.gateway`): every topic the ported nodes leave
+    open is carried to and from the plain ROS 2 nodes of the launch."""
 
     def __init__(
         self,
@@ -150,6 +154,7 @@ class Federation(launch.Action):
         stp_offset: str | None = None,
         timeout: str | None = None,
         after: dict[str, str] | None = None,
+        bridge: bool = False,
         output: str = "screen",
         **kwargs: Any,
     ) -> None:
@@ -174,6 +179,7 @@ class Federation(launch.Action):
         self.stp_offset = stp_offset
         self.timeout = timeout
         self.after = dict(after or {})
+        self.bridge = bool(bridge)
         self.output = output
 
     @classmethod
@@ -183,6 +189,9 @@ class Federation(launch.Action):
             value = entity.get_attr(attr, optional=True)
             if value is not None:
                 kwargs[attr] = value
+        bridge = entity.get_attr("bridge", data_type=bool, optional=True)
+        if bridge is not None:
+            kwargs["bridge"] = bridge
         kwargs["nodes"] = [parser.parse_action(child) for child in entity.children]
         return cls, kwargs
 
@@ -193,33 +202,51 @@ class Federation(launch.Action):
 
     def execute(self, context: launch.LaunchContext) -> list[launch.Action]:
         names = [n.federate_name(context) for n in self.nodes]
+        if self.bridge:
+            names.append(GATEWAY)
         try:
             check_federation(names, coordination=self.coordination)
         except ValueError as exc:
             raise RuntimeError(f"Federation: {exc}") from None
         rti_dir = tempfile.mkdtemp(prefix="hprm-launch-")
         os.chmod(rti_dir, 0o700)
-        federation, secret = uuid.uuid4().hex, secrets.token_hex(32)
-        rti = ExecuteProcess(
-            cmd=self.rti_command(names, rti_dir, federation),
-            name="hprm_rti",
-            output=self.output,
-            additional_env={"HPRM_SECRET": secret, "PYTHONUNBUFFERED": "1"},
-            sigterm_timeout="15",  # it ends on its own once the federates have stopped
-        )
-        settings = {"rti": f"unix:{rti_dir}/rti.sock", "id": federation, "dir": rti_dir,
-                    "secret": secret, "timeout": self.timeout or "",
-                    "stp_offset": self.stp_offset or ""}  # fmt: skip
-        watched = [(rti, "the HPRM RTI")]
-        watched += [(n, f"HPRM federate {name}") for n, name in zip(self.nodes, names, strict=True)]
-        watch = [
-            launch.actions.RegisterEventHandler(
-                OnProcessExit(target_action=action, on_exit=_on_exit(label))
+        try:  # the directory goes with the RTI; until it runs, with us
+            federation, secret = uuid.uuid4().hex, secrets.token_hex(32)
+            rti = ExecuteProcess(
+                cmd=self.rti_command(names, rti_dir, federation),
+                name="hprm_rti",
+                output=self.output,
+                additional_env={"HPRM_SECRET": secret, "PYTHONUNBUFFERED": "1"},
+                sigterm_timeout="15",  # it ends on its own once the federates have stopped
             )
-            for action, label in watched
-        ]
-        group = [SetLaunchConfiguration(_KEY + k, v) for k, v in settings.items()]
-        return [GroupAction([*group, *watch, rti, *self.nodes], scoped=True, forwarding=True)]
+            settings = {"rti": f"unix:{rti_dir}/rti.sock", "id": federation, "dir": rti_dir,
+                        "secret": secret, "timeout": self.timeout or "",
+                        "stp_offset": self.stp_offset or ""}  # fmt: skip
+            federates: list[launch.Action] = list(self.nodes)
+            watched = [(rti, "the HPRM RTI")]
+            watched += [(n, f"HPRM federate {n.federate_name(context)}") for n in self.nodes]
+            if self.bridge:
+                gateway = ExecuteProcess(
+                    cmd=[sys.executable, "-m", "hprm_bridge.gateway", GATEWAY,
+                         "--rti", settings["rti"], "--federation", federation, "--listen-dir",
+                         rti_dir, "--timeout", settings["timeout"], "--stp-offset",
+                         settings["stp_offset"]],
+                    name=GATEWAY, output=self.output,
+                    additional_env={"HPRM_SECRET": secret, "PYTHONUNBUFFERED": "1"},
+                )  # fmt: skip
+                federates.append(gateway)
+                watched.append((gateway, "the HPRM gateway"))
+            watch = [
+                launch.actions.RegisterEventHandler(
+                    OnProcessExit(target_action=action, on_exit=_on_exit(label))
+                )
+                for action, label in watched
+            ]
+            group = [SetLaunchConfiguration(_KEY + k, v) for k, v in settings.items()]
+            return [GroupAction([*group, *watch, rti, *federates], scoped=True, forwarding=True)]
+        except BaseException:
+            shutil.rmtree(rti_dir, ignore_errors=True)
+            raise
 
 
 def _plain_text(value: Any) -> Any:

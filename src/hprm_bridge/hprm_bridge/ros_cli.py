@@ -25,9 +25,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
 from hprm_core.cli import after_arg, duration_arg
-
-GATEWAY = "ros2_gateway"  # the gateway federate's name (hprm_bridge.gateway)
 
 
 def _node_arg(text: str) -> tuple[str, str]:

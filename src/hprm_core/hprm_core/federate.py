@@ -260,11 +260,19 @@ def describe_self(
         raise FederationError(f"the RTI sent a malformed federation graph: {exc}") from None
 
 
+def _once_more(name: str) -> Callable[[int, Any], None]:
+    def repeated(signum: int, frame: Any) -> None:
+        log.info("%s: SIGINT again, still stopping (SIGTERM ends it at once)", name)
+
+    return repeated
+
+
 def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
     """Ctrl-C or SIGTERM (what ``hprm run`` sends its federates on Ctrl-C, and
     what launch systems send to stop a node): stop the whole federation at one
     tag, so every federate runs its shutdown reactions (a driver halting its
-    motors, say). A second signal ends the process at once. Returns a function
+    motors, say). A second signal ends the process at once, but for a repeated
+    SIGINT (see ``on_signal``). Returns a function
     that puts the previous handlers back. Main thread only; elsewhere a no-op."""
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
@@ -276,8 +284,14 @@ def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
             signal.signal(s, handler)
 
     def on_signal(signum: int, frame: Any) -> None:
-        restore()  # the next one is not caught
+        # The next signal is not caught, but for SIGINT: Ctrl-C in a terminal
+        # reaches every process of the group, and ros2 launch then sends its
+        # own SIGINT to each: two for one key press. A launch escalates with
+        # SIGTERM (then SIGKILL) if the stop takes too long.
+        signal.signal(signal.SIGTERM, previous[signal.SIGTERM])
+        signal.signal(signal.SIGINT, _once_more(name))
         if not sched.running:  # still joining: nothing to stop cleanly yet
+            restore()
             raise KeyboardInterrupt
         log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
         # request_stop takes the scheduler's lock: never from inside a handler

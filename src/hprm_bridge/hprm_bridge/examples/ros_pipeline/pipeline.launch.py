@@ -2,12 +2,14 @@
 
     ros2 launch hprm_bridge pipeline.launch.py          # installed (colcon build)
     ros2 launch pipeline.launch.py                      # one HPRM federation
-    ros2 launch pipeline.launch.py ported:=false        # four plain rclpy nodes
+    ros2 launch pipeline.launch.py ported:=none         # four plain rclpy nodes
+    ros2 launch pipeline.launch.py ported:=detector,planner   # half ported
     ros2 launch pipeline.launch.py coordination:=decentralized timeout:="5 s"
 
 Porting is the one-word change the launch file shows: ``Node`` ->
-``PortedNode``, inside a ``Federation``. ``frames`` makes the camera stop
-after that many frames (0: never)."""
+``PortedNode``, inside a ``Federation``; with some nodes plain, the
+federation's gateway carries the topics between the two sides. ``frames``
+makes the camera stop after that many frames (0: never)."""
 
 import sys
 from pathlib import Path
@@ -25,7 +27,11 @@ def _nodes(context):
     def arg(name):
         return LaunchConfiguration(name).perform(context)
 
-    ported = arg("ported").lower() in ("true", "1", "yes")
+    choice = arg("ported").lower()
+    ported = set(NODES) if choice in ("all", "true") else set() if choice in ("none", "false") \
+        else set(choice.split(","))  # fmt: skip
+    if not ported <= set(NODES):
+        raise RuntimeError(f"ported:= all, none or some of {', '.join(NODES)}; got {choice!r}")
     params = {"camera": [{"frames": int(arg("frames"))}]}
 
     def where(n):
@@ -34,30 +40,32 @@ def _nodes(context):
             return dict(executable=str(HERE / f"{n}.py"))
         return dict(package="hprm_bridge", executable=f"example_{n}")
 
-    if not ported:  # plain ROS 2
-        return [
-            Node(**(dict(executable=sys.executable, arguments=[str(HERE / f"{n}.py")])
-                    if (HERE / f"{n}.py").exists() else where(n)),
-                 name=n, exec_name=n, parameters=params.get(n), output="screen")
-            for n in NODES
-        ]  # fmt: skip
+    plain = [
+        Node(**(dict(executable=sys.executable, arguments=[str(HERE / f"{n}.py")])
+                if (HERE / f"{n}.py").exists() else where(n)),
+             name=n, exec_name=n, parameters=params.get(n), output="screen")
+        for n in NODES if n not in ported
+    ]  # fmt: skip
+    if not ported:
+        return plain
     from hprm_bridge.launch import Federation, PortedNode
 
     coordination = arg("coordination")
-    return [
-        Federation(
-            [PortedNode(**where(n), name=n, parameters=params.get(n), output="screen")
-             for n in NODES],
-            coordination=coordination,
-            stp_offset="40 ms" if coordination == "decentralized" else None,
-            timeout=arg("timeout") or None,
-        )
-    ]  # fmt: skip
+    federation = Federation(
+        [PortedNode(**where(n), name=n, parameters=params.get(n), output="screen")
+         for n in NODES if n in ported],
+        coordination=coordination,
+        stp_offset="40 ms" if coordination == "decentralized" else None,
+        timeout=arg("timeout") or None,
+        bridge=bool(plain),
+    )  # fmt: skip
+    return [federation, *plain]
 
 
 def generate_launch_description():
     return LaunchDescription([
-        DeclareLaunchArgument("ported", default_value="true"),
+        DeclareLaunchArgument("ported", default_value="all",
+                              description="all, none, or the ported nodes: camera,detector,..."),
         DeclareLaunchArgument("coordination", default_value="centralized"),
         DeclareLaunchArgument("timeout", default_value="", description="e.g. '5 s'; empty: none"),
         DeclareLaunchArgument("frames", default_value="0"),
