@@ -37,6 +37,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +47,8 @@ from hprm_core import Input, Output, PhysicalAction, Reactor
 log = logging.getLogger("hprm.gateway")
 
 DIRECTIONS = ("in", "out")
+TAG_POLICIES = ("arrival", "header_stamp")
+LATENESS = ("drop", "clamp")
 FEDERATE_NAME = "ros2_gateway"  # its name in a federation (hprm-ros run --bridge, launch)
 
 
@@ -58,6 +61,9 @@ class BridgedTopic:
     direction: str
     port: str = ""  # the gateway's port for it (the RTI names it)
     depth: int = 10
+    tag_policy: str = "arrival"  # into the federation: "arrival" or "header_stamp"
+    stamp_offset: int = 0  # header_stamp: tag = header.stamp + this (ns)
+    lateness: str = "drop"  # header_stamp, a tag behind arrival: "drop" or "clamp"
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -66,14 +72,28 @@ class BridgedTopic:
             raise ValueError(f"topic {self.topic!r}: give the absolute name (/chatter)")
         if self.msg_type.count("/") != 2:
             raise ValueError(f"topic {self.topic}: msg_type must be pkg/msg/Name")
+        if self.tag_policy not in TAG_POLICIES:
+            raise ValueError(f"topic {self.topic}: tag policy must be one of {TAG_POLICIES}")
+        if self.lateness not in LATENESS:
+            raise ValueError(f"topic {self.topic}: lateness must be one of {LATENESS}")
 
 
-def bridged_topics(ports: list[dict[str, Any]]) -> list[BridgedTopic]:
+def bridged_topics(
+    ports: list[dict[str, Any]],
+    policies: dict[str, tuple[str, int]] | None = None,
+    lateness: str = "drop",
+) -> list[BridgedTopic]:
     """The topics of the ports the RTI gave the gateway (hprm_core's open
     topics): a gateway output feeds the federation (``in``), an input
-    leaves it (``out``)."""
+    leaves it (``out``). ``policies``: topic -> (tag policy, stamp offset)."""
     flip = {"out": "in", "in": "out"}
-    return [BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"]) for p in ports]
+    found = []
+    for p in ports:
+        policy, offset = (policies or {}).get(p["topic"], ("arrival", 0))
+        found.append(BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"],
+                                  tag_policy=policy, stamp_offset=offset,
+                                  lateness=lateness))  # fmt: skip
+    return found
 
 
 class Gateway(Reactor):
@@ -91,6 +111,9 @@ class Gateway(Reactor):
         self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
         self.received = 0
         self.published = 0
+        self.late: dict[str, int] = {}  # header_stamp topics: late messages, by topic
+        self._batches: dict[tuple[str, int], list[Any]] = {}  # (topic, tag time) -> messages
+        self._lock = threading.Lock()
         self.add_reaction(self._start, self.startup, name="start")
         for i, t in enumerate(self.topics):
             if t.direction == "in":
@@ -98,7 +121,7 @@ class Gateway(Reactor):
                 action = PhysicalAction()
                 self.attach(t.port or f"into{i}", port)
                 self.attach(f"arrived{i}", action)
-                self.add_reaction(_forward(action, port), action, effects=[port],
+                self.add_reaction(self._forward(t, action, port), action, effects=[port],
                                   name=f"enter{i}")  # fmt: skip
                 self._actions.append((t, action))
             else:
@@ -120,21 +143,57 @@ class Gateway(Reactor):
                     t.msg_type, t.topic, t.depth
                 )
         for t, action in self._actions:
-            self._node.create_subscription(t.msg_type, t.topic, self._arrival(action), t.depth)
+            self._node.create_subscription(t.msg_type, t.topic, self._arrival(t, action), t.depth)
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
         log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics))
 
-    def _arrival(self, action: PhysicalAction) -> Any:
+    def _arrival(self, t: BridgedTopic, action: PhysicalAction) -> Any:
+        """The DDS thread's callback: the message's tag per the topic's policy.
+
+        ``arrival``: its arrival time. ``header_stamp``: ``header.stamp`` plus
+        the offset, so that replayed or sensor-stamped data keeps its own time
+        and order (two messages arriving out of stamp order are processed in
+        stamp order). A stamp whose tag would lie behind the arrival is late:
+        the federation may already be past it, so it is dropped and counted
+        (``drop``) or delivered at the arrival (``clamp``), never slipped in
+        before what was already processed."""
+
         def arrived(msg: Any) -> None:
             self.received += 1
-            action.schedule(messages.adopt(msg))
+            msg = messages.adopt(msg)
+            if t.tag_policy == "arrival":
+                action.schedule(msg)
+                return
+            stamp = msg.header.stamp
+            at = stamp.sec * 1_000_000_000 + stamp.nanosec + t.stamp_offset
+            with self._lock:
+                if at > time.time_ns():  # ties: one event, its messages in arrival order
+                    batch = self._batches.setdefault((t.topic, at), [])
+                    batch.append(msg)
+                    if len(batch) == 1:
+                        action.schedule_at((t.topic, at), at)
+                    return
+                self.late[t.topic] = self.late.get(t.topic, 0) + 1
+            if t.lateness == "clamp":
+                action.schedule(msg)
 
         return arrived
 
     def _spin(self) -> None:
         while not self._stop.is_set():
             self._node.spin_once(0.05)
+
+    def _forward(self, t: BridgedTopic, action: PhysicalAction, port: Output) -> Any:
+        def enter() -> None:
+            value = action.value
+            if t.tag_policy == "header_stamp" and isinstance(value, tuple):  # a stamp's batch
+                with self._lock:
+                    port.set(tuple(self._batches.pop(value)))
+            else:
+                port.set((value,))  # as a ported node's port: the tag's messages
+
+        return enter
 
     def _publisher_of(self, t: BridgedTopic, inp: Input) -> Any:
         def leave() -> None:
@@ -152,13 +211,25 @@ class Gateway(Reactor):
         if self._node is not None:
             self._node.close()
         log.info("gateway: %d messages in, %d out", self.received, self.published)
+        for topic, n in sorted(self.late.items()):
+            log.warning("gateway: %d late message(s) on %s (stamp + offset behind arrival)", n,
+                        topic)  # fmt: skip
 
 
-def _forward(action: PhysicalAction, port: Output) -> Any:
-    def enter() -> None:
-        port.set((action.value,))  # as a ported node's port: the tag's messages
+def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
+    """``TOPIC=header_stamp[:OFFSET]`` (or ``TOPIC=arrival``)."""
+    from hprm_core.tag import duration
 
-    return enter
+    topic, eq, rest = text.partition("=")
+    policy, _, offset = rest.partition(":")
+    if not eq or not topic.startswith("/") or policy not in TAG_POLICIES:
+        raise argparse.ArgumentTypeError(
+            f"expected /TOPIC=header_stamp[:OFFSET] or /TOPIC=arrival, got {text!r}"
+        )
+    try:
+        return topic, (policy, duration(offset) if offset else 0)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -171,6 +242,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
+    p.add_argument("--tag-policy", action="append", default=[], type=tag_policy_arg,
+                   metavar="TOPIC=header_stamp[:OFFSET]",
+                   help="tag the topic's messages by header.stamp (+ OFFSET) instead of "
+                   "their arrival")  # fmt: skip
+    p.add_argument(
+        "--lateness",
+        choices=LATENESS,
+        default="drop",
+        help="header_stamp: a message whose tag would lie behind its arrival",
+    )
     args = p.parse_args(argv)
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
@@ -182,7 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code(
         args.name,
         lambda: run_boundary(
-            lambda ports: Gateway(bridged_topics(ports)),
+            lambda ports: Gateway(bridged_topics(ports, dict(args.tag_policy), args.lateness)),
             args.name,
             rti=args.rti,
             secret=secret.encode(),

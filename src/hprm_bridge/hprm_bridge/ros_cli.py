@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
+from hprm_bridge.gateway import LATENESS, tag_policy_arg
 from hprm_core.cli import after_arg, duration_arg
 
 
@@ -100,7 +101,10 @@ def _run(args: argparse.Namespace) -> int:
     timing += ["--stp-offset", args.stp_offset] if args.stp_offset else []
     commands = {name: [*_node_command(args, name, node), *timing] for name, node in args.nodes}
     if args.bridge:  # the RTI gives it the topics the nodes leave open
-        commands[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing]
+        commands[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing,
+                             "--lateness", args.lateness]  # fmt: skip
+        for topic, (policy, offset) in args.tag_policy:
+            commands[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
     from hprm_bridge.porting import rti_options
 
     after = {topic: f"{ns} ns" for topic, ns in args.after}
@@ -162,6 +166,13 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--bridge", action="store_true",
                    help="carry the topics the nodes leave open (no publisher, or no subscriber, "
                    "among them) to and from plain ROS 2, through a gateway federate")  # fmt: skip
+    r.add_argument("--tag-policy", action="append", default=[], type=tag_policy_arg,
+                   metavar="TOPIC=header_stamp[:OFFSET]",
+                   help="--bridge: tag a topic from ROS 2 by its header.stamp (+ OFFSET) "
+                   "instead of its arrival")  # fmt: skip
+    r.add_argument("--lateness", choices=LATENESS, default="drop",
+                   help="--bridge, header_stamp: drop (and count) or clamp a message whose "
+                   "tag would lie behind its arrival")  # fmt: skip
     g = sub.add_parser("graph", help="draw the federation the nodes would form (not run)")
     _node_options(g)
     g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")

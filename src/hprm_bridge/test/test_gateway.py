@@ -185,3 +185,48 @@ def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway():
         _stop(greeter)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(re.findall(r"^\[listener\] HEARD hello_\d+$", r.stdout, re.M)) > 100, r.stdout
+
+
+STAMPED = """
+    import sys, time
+    from hprm_bridge.wire import Node
+    with Node("plain_stamper") as node:
+        pub = node.create_publisher("geometry_msgs/msg/PointStamped", "/points")
+        assert pub.wait_for_subscriptions(1, 60), "the gateway never subscribed"
+        time.sleep(0.5)
+        now = time.time_ns()
+        for x, at in [(2.0, now + 1_500_000_000), (1.0, now + 1_000_000_000),
+                      (1.5, now + 1_000_000_000), (99.0, now - 1_000_000_000)]:
+            msg = node.types.new("geometry_msgs/msg/PointStamped")
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(at, 1_000_000_000)
+            msg.point.x = x
+            pub.publish(msg)
+        time.sleep(3)
+"""
+
+
+@pytest.mark.parametrize("lateness", ["drop", "clamp"])
+def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(lateness):
+    """Published in the order 2.0, 1.0, 1.5 (same stamp as 1.0), 99.0 (stamp
+    already past): the ported node sees them in stamp order, ties in arrival
+    order, each exactly at its stamp by its clock; the late one is dropped and
+    counted, or delivered at its arrival (before the others: never after what
+    was already processed)."""
+    env = _env()
+    piped = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    stamper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STAMPED)], **piped)
+    proc = subprocess.Popen(
+        [*HPRM_ROS, str(NODES / "stamp_listener.py"), "--bridge", "--timeout", "6 s",
+         "--tag-policy", "/points=header_stamp", "--lateness", lateness], **piped,
+    )  # fmt: skip
+    out = proc.communicate(timeout=180)[0]
+    stamper_out = _stop(stamper)
+    assert proc.returncode == 0, out + stamper_out
+    points = re.findall(r"^\[stamp_listener\] POINT (\S+) past_stamp=(-?\d+)$", out, re.M)
+    on_time = [("1.0", "0"), ("1.5", "0"), ("2.0", "0")]
+    if lateness == "drop":
+        assert points == on_time, out
+        assert "gateway: 1 late message(s) on /points" in out
+    else:
+        assert points[1:] == on_time and points[0][0] == "99.0", out
+        assert int(points[0][1]) > 1_000_000_000  # delivered at its arrival, stamp long past

@@ -310,6 +310,16 @@ class PhysicalAction(_Action):
         t = time.time_ns() + self.min_delay + duration(delay)
         sched.schedule_physical(self, t, value)
 
+    def schedule_at(self, value: Any, time_ns: int) -> None:
+        """At a given physical time (a sensor's own stamp, say) rather than
+        now: the event's tag is ``time_ns`` exactly if that is still ahead of
+        the reactor's current tag, else the next microstep of the current tag
+        (``min_delay`` does not apply). Any thread."""
+        sched = self._sched
+        if sched is None:
+            raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")
+        sched.schedule_physical(self, int(time_ns), value)
+
 
 class _BuiltinTrigger(_Trigger):
     kind = "builtin trigger"

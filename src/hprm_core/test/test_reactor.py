@@ -315,6 +315,42 @@ def test_physical_action_scheduled_from_another_thread(busy_poll):
     assert times == sorted(times) and times[0] > s.start_time
 
 
+def test_physical_action_scheduled_at_a_given_time_keeps_it_unless_past():
+    """schedule_at(value, t): a stamp still ahead gives tag (t, 0) exactly, in
+    stamp order whatever the call order; a stamp behind the current tag gives
+    the next microstep (never an earlier tag)."""
+
+    class Stamped(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.reading = PhysicalAction()
+            self.got = []
+
+        @reaction("startup")
+        def start(self):
+            base = self.start_time
+
+            def driver():
+                self.reading.schedule_at("second", base + 80_000_000)
+                self.reading.schedule_at("first", base + 40_000_000)
+                time.sleep(0.15)
+                self.reading.schedule_at("late", base + 10_000_000)
+
+            threading.Thread(target=driver, daemon=True).start()
+
+        @reaction("reading")
+        def on_reading(self):
+            self.got.append((self.reading.value, self.tag.time - self.start_time, self.tag[1]))
+            if len(self.got) == 3:
+                self.request_stop()
+
+    s = Stamped()
+    run(s, timeout="5 s")
+    assert s.got[:2] == [("first", 40_000_000, 0), ("second", 80_000_000, 0)]
+    late, t, _ = s.got[2]
+    assert late == "late" and t >= 80_000_000  # after what was processed, not at 10 ms
+
+
 def test_request_stop_stops_at_next_microstep_and_runs_shutdown():
     class Stopper(Reactor):
         def __init__(self):
