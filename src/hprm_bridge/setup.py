@@ -28,6 +28,7 @@ setup(
         "cyclonedds==11.0.1",
         "rosbags==0.11.9",
         "pyyaml>=6",
+        "Pillow>=9",  # hprm_bridge.numpy: CompressedImage (JPEG/PNG)
         "hprm_core",
     ],
     # colcon (setuptools >= 80) ignores tests_require: test deps live here.
