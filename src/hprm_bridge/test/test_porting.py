@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 
@@ -187,3 +188,62 @@ def test_remappings_reach_each_node_and_change_what_connects():
     assert r.returncode == 0 and _heard(r.stdout) == ["1a", "1b", "2a", "2b"], r.stdout
     r = _hprm_ros(NODES / "talker.py", "--remap", "nobody:a:=b", timeout=60)
     assert r.returncode == 2 and "--remap names no node nobody" in r.stderr
+
+
+def test_nodes_use_custom_message_packages_and_hprm_msgs_from_source(tmp_path):
+    """A package of .msg files on HPRM_MSG_PATH (no ROS build) and hprm_msgs
+    from this checkout: `from my_msgs.msg import Detection` in ported nodes."""
+    pkg = tmp_path / "my_msgs" / "msg"
+    pkg.mkdir(parents=True)
+    (pkg / "Detection.msg").write_text("std_msgs/Header header\nfloat64 score\nstring label\n")
+    (tmp_path / "finder.py").write_text(
+        textwrap.dedent("""
+        import rclpy
+        from rclpy.node import Node
+        from my_msgs.msg import Detection
+        from hprm_msgs.msg import Tag
+
+        class Finder(Node):
+            def __init__(self):
+                super().__init__("finder")
+                self.pub = self.create_publisher(Detection, "detections", 10)
+                self.create_timer(0.01, self.tick)
+                self.n = 0
+
+            def tick(self):
+                self.n += 1
+                self.pub.publish(Detection(score=self.n / 4, label=f"cup{self.n}"))
+
+        rclpy.init()
+        print("TAG FIELDS", list(Tag.get_fields_and_field_types()), flush=True)
+        rclpy.spin(Finder())
+    """)
+    )
+    (tmp_path / "reader.py").write_text(
+        textwrap.dedent("""
+        import rclpy
+        from rclpy.node import Node
+        from my_msgs.msg import Detection
+
+        class Reader(Node):
+            def __init__(self):
+                super().__init__("reader")
+                self.create_subscription(Detection, "detections", self.got, 10)
+
+            def got(self, d):
+                print("GOT", d.label, d.score, type(d).__module__, flush=True)
+
+        rclpy.init()
+        rclpy.spin(Reader())
+    """)
+    )
+    env = dict(os.environ, HPRM_MSG_PATH=str(tmp_path), PYTHONUNBUFFERED="1")
+    r = subprocess.run(
+        [*HPRM_ROS, "run", str(tmp_path / "finder.py"), str(tmp_path / "reader.py"),
+         "--timeout", "30 ms"], capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "finder.pub0 -> reader.sub0 (topic /detections)" in r.stdout
+    assert re.findall(r"^\[reader\] GOT (.*)$", r.stdout, re.M) == [
+        "cup1 0.25 my_msgs.msg", "cup2 0.5 my_msgs.msg", "cup3 0.75 my_msgs.msg"]  # fmt: skip
+    assert "TAG FIELDS ['time', 'microstep']" in r.stdout

@@ -278,9 +278,24 @@ def _named_deps(desc: tuple[Any, Any]) -> list[str]:
 _default_registry: TypeRegistry | None = None
 
 
+def default_msg_paths(env: dict[str, str] | None = None) -> list[Path]:
+    """Where the process-wide registry looks for ``.msg`` packages beyond
+    Humble's and ``AMENT_PREFIX_PATH``: ``HPRM_MSG_PATH`` (package directories,
+    or directories of packages, separated like ``PATH``), then this source
+    tree's ``hprm_msgs`` when running from a checkout (an installed workspace
+    finds it through ``AMENT_PREFIX_PATH``)."""
+    value = (env if env is not None else os.environ).get("HPRM_MSG_PATH", "")
+    paths = [Path(os.path.expanduser(p)) for p in value.split(os.pathsep) if p]
+    source = Path(__file__).resolve().parents[3] / "hprm_msgs"
+    if (source / "msg").is_dir():
+        paths.append(source)
+    return paths
+
+
 def default_registry() -> TypeRegistry:
-    """The process-wide registry (Humble store + ``AMENT_PREFIX_PATH``), built on first use."""
+    """The process-wide registry (Humble store, ``HPRM_MSG_PATH``, this
+    checkout's hprm_msgs, ``AMENT_PREFIX_PATH``), built on first use."""
     global _default_registry
     if _default_registry is None:
-        _default_registry = TypeRegistry()
+        _default_registry = TypeRegistry(default_msg_paths())
     return _default_registry
