@@ -124,16 +124,18 @@ def test_ros2_launch_runs_a_federation_from_a_python_launch_file(coordination):
 
 
 @pytest.mark.ros2
-def test_ros2_launch_reads_the_xml_frontend():
+@pytest.mark.parametrize("frontend", ["xml", "yaml"])
+def test_ros2_launch_reads_the_xml_and_yaml_frontends(frontend):
     _skip_without_ros2()
     r = subprocess.run(
-        _launch([LAUNCH / "talker_listener.launch.xml", f"nodes_dir:={NODES}"]),
+        _launch([LAUNCH / f"talker_listener.launch.{frontend}", f"nodes_dir:={NODES}"]),
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
     assert _heard(out) == [f"{n}{p}" for n in range(1, 6) for p in "ab"], out
-    assert "decentralized coordination" in out
+    coordination = "decentralized" if frontend == "xml" else "centralized"
+    assert f"{coordination} coordination" in out
 
 
 def _start_long_launch():

@@ -209,3 +209,17 @@ def test_the_example_nodes_run_and_launch_from_the_install(workspace):
                   "timeout:=200 ms")  # fmt: skip
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-4000:]
     assert len(re.findall(r"^\[controller-\d+\] CMD ", run.stdout, re.M)) == 6, run.stdout
+
+
+def test_colcon_test_runs_the_bridges_tests(workspace):
+    """``colcon test`` of hprm_bridge in the workspace: one quick module (the
+    outer session runs them all; this proves colcon runs them from the install)."""
+    args = ["--pytest-args", "-k", "test_numpy", "-p", "no:launch_testing"]
+    test = _in_ros(workspace, COLCON, "test", "--packages-select", "hprm_bridge",
+                   "--event-handlers", "console_direct-", *args)  # fmt: skip
+    assert test.returncode == 0, test.stdout[-4000:] + test.stderr[-4000:]
+    result = _in_ros(workspace, COLCON, "test-result", "--all", "--verbose")
+    m = re.search(r"Summary: (\d+) tests, (\d+) errors, (\d+) failures", result.stdout)
+    assert m, result.stdout
+    tests, errors, failures = map(int, m.groups())
+    assert tests >= 40 and errors == failures == 0, result.stdout
