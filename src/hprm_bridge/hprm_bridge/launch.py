@@ -101,6 +101,12 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
     the executable's. Outside a Federation it refuses to start."""
 
     def __init__(self, *, executable: Any, name: Any = None, **kwargs: Any) -> None:
+        if kwargs.get("respawn") not in (None, False, "false", "False"):
+            raise ValueError(
+                "PortedNode: respawn is not offered: a federate cannot rejoin a running "
+                "federation in either coordination (the others have moved on in logical "
+                "time); a federate that dies ends the launch, naming it"
+            )
         federate = _plain_text(name) if name is not None else _plain_text(executable)
         if name is None and isinstance(federate, str):
             federate = Path(federate).stem

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -258,3 +259,31 @@ def test_every_porting_stage_delivers_the_same_commands(ported):
     assert _contiguous_in(seen, ref), (seen, ref)
     if ported not in ("none", "all"):
         assert "federate ros2_gateway takes the open topics" in out
+
+
+@pytest.mark.ros2
+def test_the_actions_refuse_bad_arguments_by_name():
+    _skip_without_ros2()
+    code = textwrap.dedent("""
+        from hprm_bridge.launch import Federation, PortedNode
+        from launch_ros.actions import Node
+        for make in (lambda: Federation([PortedNode(executable="a.py")], coordination="x"),
+                     lambda: Federation([Node(executable="a.py")]),
+                     lambda: Federation([PortedNode(executable="a.py")], timeout="soon"),
+                     lambda: Federation([PortedNode(executable="a.py"),
+                                         PortedNode(executable="b/a.py")]),
+                     lambda: PortedNode(executable="cam-1.py"),
+                     lambda: PortedNode(executable="a.py", respawn=True)):
+            try:
+                make()
+                print("ACCEPTED")
+            except (ValueError, TypeError) as exc:
+                print("REFUSED", exc)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    lines = r.stdout.splitlines()
+    assert r.returncode == 0 and len(lines) == 6 and "ACCEPTED" not in r.stdout, r.stdout + r.stderr
+    for line, why in zip(lines, ["coordination must be one of", "takes PortedNode actions",
+                                 "timeout:", "two nodes are named a", "letters, digits",
+                                 "respawn is not offered"], strict=True):  # fmt: skip
+        assert why in line, line
