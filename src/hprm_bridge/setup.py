@@ -48,6 +48,7 @@ setup(
         "hprm.benchmarks": [
             "ros2-wire = hprm_bridge.bench.wire:main",
             "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",
+            "bridge = hprm_bridge.bench.bridge:main",
         ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
         # <hprm_federation>/<hprm_node> in XML and YAML launch files (read by

@@ -1,2 +1,3 @@
 """hprm_bridge's benchmarks (``hprm bench NAME``), one module each:
-``ros2-wire`` (:mod:`.wire`) and ``ported-pipeline`` (:mod:`.ported_pipeline`)."""
+``ros2-wire`` (:mod:`.wire`), ``ported-pipeline`` (:mod:`.ported_pipeline`) and
+``bridge`` (:mod:`.bridge`)."""

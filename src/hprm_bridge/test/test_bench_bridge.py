@@ -1,0 +1,28 @@
+"""``hprm bench bridge --quick``: both relays carry every message of both
+sizes and the JSON has the shared shape (figures are the benchmark's job)."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+
+@pytest.mark.slow
+def test_quick_run_reports_both_relays_at_both_sizes(tmp_path):
+    out = tmp_path / "bridge.json"
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_core.cli", "bench", "bridge", "--quick", "--json", str(out)],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "bridge" and doc["params"]["quick"] is True
+    rows = doc["results"]
+    assert [(row["variant"].split(" (")[0], row["size"]) for row in rows] == [
+        ("ros2 relay", "1 KB"), ("hprm relay via gateway", "1 KB"),
+        ("ros2 relay", "6 MB"), ("hprm relay via gateway", "6 MB")]  # fmt: skip
+    for row in rows:
+        assert row["received"] == row["sent"] == doc["params"]["count"], row
+        assert 0 < row["median_ms"] <= row["p90_ms"], row
+    assert set(doc["ratios"]) == {f"gateway added / one DDS hop, {s}" for s in ("1 KB", "6 MB")}
