@@ -100,9 +100,17 @@ class Gateway(Reactor):
     """The gateway's reactor: an output port per inbound topic (fed by a
     physical action), an input port per outbound one."""
 
-    def __init__(self, topics: list[BridgedTopic], node_name: str = "hprm_gateway") -> None:
+    def __init__(
+        self,
+        topics: list[BridgedTopic],
+        node_name: str = "hprm_gateway",
+        behind: dict[str, dict[str, list[str]]] | None = None,
+    ) -> None:
         super().__init__()
         self.topics = list(topics)
+        # The ported nodes, announced to ROS 2 as nodes of the gateway's participant:
+        # federate -> {"writes": [topic, ...], "reads": [...]} (through the gateway)
+        self.behind = dict(behind or {})
         self.node_name = node_name
         self._node: Any = None
         self._stop = threading.Event()
@@ -142,11 +150,28 @@ class Gateway(Reactor):
                 self._publishers[t.topic] = self._node.create_publisher(
                     t.msg_type, t.topic, t.depth
                 )
+        readers = {}
         for t, action in self._actions:
-            self._node.create_subscription(t.msg_type, t.topic, self._arrival(t, action), t.depth)
+            readers[t.topic] = self._node.create_subscription(
+                t.msg_type, t.topic, self._arrival(t, action), t.depth
+            )
+        self._announce_behind(readers)
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
         log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics))
+
+    def _announce_behind(self, readers: dict[str, Any]) -> None:
+        """``ros2 node list`` / ``ros2 node info`` show each ported node, with
+        the gateway's endpoints of the topics it publishes or subscribes."""
+        from hprm_bridge.wire.discovery import NodeInfo
+
+        self._node.announce_nodes([
+            NodeInfo(namespace="/", name=fed,
+                     reader_gids=[readers[t].gid for t in ends.get("reads", []) if t in readers],
+                     writer_gids=[self._publishers[t].gid for t in ends.get("writes", [])
+                                  if t in self._publishers])
+            for fed, ends in sorted(self.behind.items())
+        ])  # fmt: skip
 
     def _arrival(self, t: BridgedTopic, action: PhysicalAction) -> Any:
         """The DDS thread's callback: the message's tag per the topic's policy.
@@ -216,6 +241,19 @@ class Gateway(Reactor):
                         topic)  # fmt: skip
 
 
+def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, list[str]]]:
+    """Every other federate, with the open topics it writes or reads through ``me``."""
+    behind: dict[str, dict[str, list[str]]] = {
+        f: {"writes": [], "reads": []} for f in graph.federates if f != me
+    }
+    for c in graph.connections:
+        if c.dst_federate == me and c.src_federate in behind:
+            behind[c.src_federate]["writes"].append(c.topic)
+        elif c.src_federate == me and c.dst_federate in behind:
+            behind[c.dst_federate]["reads"].append(c.topic)
+    return behind
+
+
 def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
     """``TOPIC=header_stamp[:OFFSET]`` (or ``TOPIC=arrival``)."""
     from hprm_core.tag import duration
@@ -263,7 +301,10 @@ def main(argv: list[str] | None = None) -> int:
     return exit_code(
         args.name,
         lambda: run_boundary(
-            lambda ports: Gateway(bridged_topics(ports, dict(args.tag_policy), args.lateness)),
+            lambda ports, graph: Gateway(
+                bridged_topics(ports, dict(args.tag_policy), args.lateness),
+                behind=nodes_behind(graph, args.name),
+            ),
             args.name,
             rti=args.rti,
             secret=secret.encode(),

@@ -230,3 +230,42 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(laten
     else:
         assert points[1:] == on_time and points[0][0] == "99.0", out
         assert int(points[0][1]) > 1_000_000_000  # delivered at its arrival, stamp long past
+
+
+def _ros2(env, *args, timeout=60):
+    return subprocess.run(["ros2", *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.ros2
+def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
+    """While a ported talker and greeter run behind the gateway, ros2 node list
+    shows them, ros2 node info lists what each publishes, ros2 topic echo
+    receives it."""
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    if shutil.which("ros2") is None:
+        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+    env = _env()
+    fed = subprocess.Popen(
+        [*HPRM_ROS, str(NODES / "talker.py"), str(NODES / "listener.py"), "greeter2=" +
+         str(NODES / "greeter.py"), "--bridge", "--remap", "greeter2:chatter:=greetings",
+         "--timeout", "60 s"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        nodes = set()
+        while time.monotonic() < deadline and not {"/talker", "/listener", "/greeter2"} <= nodes:
+            nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
+            time.sleep(0.5)
+        assert {"/talker", "/listener", "/greeter2", "/hprm_gateway"} <= nodes, nodes
+        info = _ros2(env, "node", "info", "/greeter2", "--no-daemon").stdout
+        assert "/greetings: std_msgs/msg/String" in info, info
+        echo = _ros2(env, "topic", "echo", "--once", "/greetings", "std_msgs/msg/String")
+        assert re.search(r"data: hello_\d+", echo.stdout), echo.stdout + echo.stderr
+    finally:
+        os.killpg(fed.pid, signal.SIGINT)
+        out = fed.communicate(timeout=60)[0]
+    assert "federate ros2_gateway takes the open topics: /greetings (in)" in out, out

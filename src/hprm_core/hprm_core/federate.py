@@ -113,7 +113,7 @@ def run_self_described(
 
 
 def run_boundary(
-    build: Callable[[list[dict[str, Any]]], Reactor],
+    build: Callable[[list[dict[str, Any]], FederationGraph], Reactor],
     name: str,
     *,
     rti: str,
@@ -126,10 +126,11 @@ def run_boundary(
     """Run the federation's boundary federate (a gateway to another
     middleware): it describes no ports of its own; the RTI gives it one per
     topic the other federates leave open (:func:`hprm_core.assembly.open_ports`),
-    and ``build(ports)`` makes the reactor with exactly those."""
+    and ``build(ports, graph)`` makes the reactor with exactly those (the graph
+    says which federates are at the other ends)."""
     opts = _overridden(options or {}, None, None)
     graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=True)
-    reactor = build(graph.assigned.get(name, []))
+    reactor = build(graph.assigned.get(name, []), graph)
     reactor.__dict__["name"] = name
     return _join(reactor, name, graph, opts, None, rti=rti, secret=secret,
                  federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip

@@ -357,6 +357,8 @@ class Node:
         self._closed = False
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
+        self._spoken_for: list[discovery.NodeInfo] = []  # nodes announced for others
+        self._lent: set[bytes] = set()  # gids of endpoints announced under them
         self._topics: dict[tuple[str, str], Topic] = {}
         _DomainRef.acquire(self.domain_id, generate(cfg, self.domain_id))
         try:
@@ -397,18 +399,31 @@ class Node:
         return topic
 
     def participant_info(self) -> discovery.ParticipantInfo:
-        """What this node announces on ``ros_discovery_info``."""
+        """What this node announces on ``ros_discovery_info``: itself, and the
+        nodes it speaks for (:meth:`announce_nodes`)."""
         return discovery.ParticipantInfo(
             gid=self.gid,
             nodes=[
                 discovery.NodeInfo(
                     namespace=self.namespace,
                     name=self.name,
-                    reader_gids=[s.gid for s in self._subscriptions],
-                    writer_gids=[p.gid for p in self._publishers],
-                )
+                    reader_gids=[s.gid for s in self._subscriptions if s.gid not in self._lent],
+                    writer_gids=[p.gid for p in self._publishers if p.gid not in self._lent],
+                ),
+                *self._spoken_for,
             ],
         )
+
+    def announce_nodes(self, nodes: list[discovery.NodeInfo]) -> None:
+        """Announce ``nodes`` as nodes of this participant, as an rclpy context
+        announces every node it holds: ROS 2 tools then list them (``ros2 node
+        list``) with the endpoints given (gids of this node's own readers and
+        writers, which stop being listed under this node). What a gateway does
+        for the nodes behind it."""
+        self._check_open()
+        self._spoken_for = list(nodes)
+        self._lent = {g for n in nodes for g in (*n.reader_gids, *n.writer_gids)}
+        self._announce()
 
     def _announce(self) -> None:
         raw = discovery.encode_participant_info(self.types, self.participant_info())
