@@ -120,7 +120,7 @@ def run_node(node: Any) -> int:
     if not _SETTINGS.get("rti"):
         run(reactor, timeout=timeout)
         return 0
-    options: dict[str, Any] = {"timeout": timeout}
+    options: dict[str, Any] = {"timeout": timeout, "fast": bool(_SETTINGS.get("fast"))}
     if _SETTINGS.get("stp_offset"):
         options["stp_offset"] = _SETTINGS["stp_offset"]
     return run_self_described(
@@ -147,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
+    p.add_argument("--fast", action="store_true", help="logical time as fast as the nodes run")
     p.add_argument(
         "--describe",
         metavar="FILE",
@@ -179,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         listen_dir=args.listen_dir,
         timeout=args.timeout,
         stp_offset=args.stp_offset,
+        fast=args.fast,
         describe=args.describe,
     )
     install_imports()

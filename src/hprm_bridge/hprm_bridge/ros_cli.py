@@ -95,18 +95,27 @@ def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from hprm_core.launcher import Launch
-
     timing = ["--timeout", args.timeout] if args.timeout else []
     timing += ["--stp-offset", args.stp_offset] if args.stp_offset else []
-    commands = {name: [*_node_command(args, name, node), *timing] for name, node in args.nodes}
+    extra = {}
     if args.bridge:  # the RTI gives it the topics the nodes leave open
-        commands[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing,
-                             "--lateness", args.lateness]  # fmt: skip
+        extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing,
+                          "--lateness", args.lateness]  # fmt: skip
         for topic, (policy, offset) in args.tag_policy:
-            commands[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
-    from hprm_bridge.porting import rti_options
+            extra[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
+    return launch_nodes(args, timing, extra)
 
+
+def launch_nodes(
+    args: argparse.Namespace, node_flags: list[str], extra: dict[str, list[str]]
+) -> int:
+    """One federation: a federate per node (with ``node_flags``), the
+    ``extra`` federates (a gateway, a bag player), the RTI; its exit code."""
+    from hprm_bridge.porting import rti_options
+    from hprm_core.launcher import Launch
+
+    commands = {name: [*_node_command(args, name, node), *node_flags] for name, node in args.nodes}
+    commands.update(extra)
     after = {topic: f"{ns} ns" for topic, ns in args.after}
     return Launch.of_processes(commands, rti_args=rti_options(args.coordination, after)).wait()
 
@@ -176,7 +185,12 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("graph", help="draw the federation the nodes would form (not run)")
     _node_options(g)
     g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")
+    from hprm_bridge.bag import cli as bag_cli
+
+    b = bag_cli.add_parsers(sub, _node_options)
     args = p.parse_args(argv)
+    if args.command == "bag":
+        return bag_cli.run(args, b, _check, launch_nodes)
     _check(r if args.command == "run" else g, args)
     return _run(args) if args.command == "run" else _graph(args)
 

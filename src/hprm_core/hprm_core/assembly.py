@@ -27,6 +27,10 @@ log = logging.getLogger("hprm.rti")
 _PORT_KEYS = {"port": str, "direction": str, "topic": str}
 
 
+#: what a boundary federate may take: the directions of the ports it gets
+BOUNDARY_KINDS = {"both": {"in", "out"}, "sources": {"out"}, "sinks": {"in"}}
+
+
 def open_ports(ports: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Ports for a boundary federate (a gateway to another middleware): an
     output for every topic these federates subscribe to and none publishes,
@@ -72,7 +76,9 @@ class Assembly:
         self.break_cycles = break_cycles
         self._ports: dict[str, list[dict[str, Any]]] = {}
         self._waiting: list[Connection] = []  # describers, until answered
-        self._boundary: str | None = None  # the federate that takes the open topics
+        # federates that take the open topics: name -> "both", "sources" (the
+        # topics fed into the federation) or "sinks" (those leaving it)
+        self._boundaries: dict[str, str] = {}
         self.graph: FederationGraph | None = None
 
     def check(self, hello: dict[str, Any]) -> str | None:
@@ -91,14 +97,16 @@ class Assembly:
             for p in ports
         ):
             return f"federate {name}: malformed port description"
-        if hello.get("open_topics"):
-            if not isinstance(hello["open_topics"], bool):
-                return f"federate {name}: malformed open_topics flag"
-            if self._boundary not in (None, name):
-                return (
-                    f"federate {name} asks for the open topics, which {self._boundary} "
-                    "already takes: one boundary federate per federation"
-                )
+        takes = hello.get("open_topics")
+        if takes:
+            if takes not in BOUNDARY_KINDS:
+                return f"federate {name}: malformed open_topics ({takes!r})"
+            for other, kind in self._boundaries.items():
+                if other != name and BOUNDARY_KINDS[kind] & BOUNDARY_KINDS[takes]:
+                    return (
+                        f"federate {name} asks for the open topics ({takes}), which {other} "
+                        f"already takes ({kind})"
+                    )
         return None
 
     def add(self, conn: Connection, hello: dict[str, Any]) -> FederationGraph | None:
@@ -111,22 +119,23 @@ class Assembly:
             conn.close()
             return None
         self._ports[name] = list(hello["describe"])
-        if hello.get("open_topics") is True:
-            self._boundary = name
+        if hello.get("open_topics"):
+            self._boundaries[name] = hello["open_topics"]
         self._waiting.append(conn)
         log.info("federate %s described itself (%d/%d)", name, len(self._ports), len(self.names))
         if len(self._ports) < len(self.names):
             return None
         assigned: dict[str, list[dict[str, Any]]] = {}
-        if self._boundary is not None:
-            others = {n: p for n, p in self._ports.items() if n != self._boundary}
-            assigned[self._boundary] = open_ports(others)
-            self._ports[self._boundary] += assigned[self._boundary]
+        others = {n: p for n, p in self._ports.items() if n not in self._boundaries}
+        for boundary, kind in self._boundaries.items():
+            assigned[boundary] = [
+                p for p in open_ports(others) if p["direction"] in BOUNDARY_KINDS[kind]
+            ]
+            self._ports[boundary] += assigned[boundary]
             log.info(
                 "federate %s takes the open topics: %s",
-                self._boundary,
-                ", ".join(f"{p['topic']} ({p['direction']})" for p in assigned[self._boundary])
-                or "none",
+                boundary,
+                ", ".join(f"{p['topic']} ({p['direction']})" for p in assigned[boundary]) or "none",
             )
         self.graph = FederationGraph.from_descriptions(
             self.names,

@@ -122,14 +122,17 @@ def run_boundary(
     options: dict[str, Any] | None = None,
     listen_dir: str | None = None,
     rti_wait: float = RTI_WAIT_S,
+    takes: str = "both",
 ) -> int:
     """Run the federation's boundary federate (a gateway to another
     middleware): it describes no ports of its own; the RTI gives it one per
     topic the other federates leave open (:func:`hprm_core.assembly.open_ports`),
     and ``build(ports, graph)`` makes the reactor with exactly those (the graph
-    says which federates are at the other ends)."""
+    says which federates are at the other ends). ``takes``: ``both``, or only
+    the ``sources`` (topics fed into the federation) or the ``sinks`` (topics
+    leaving it), so that a player and a recorder can be two federates."""
     opts = _overridden(options or {}, None, None)
-    graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=True)
+    graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=takes)
     reactor = build(graph.assigned.get(name, []), graph)
     reactor.__dict__["name"] = name
     return _join(reactor, name, graph, opts, None, rti=rti, secret=secret,
@@ -227,7 +230,7 @@ def describe_self(
     secret: bytes,
     federation: str,
     rti_wait: float = RTI_WAIT_S,
-    open_topics: bool = False,
+    open_topics: str | None = None,
 ) -> FederationGraph:
     """Tell the RTI our ports; wait for the graph it assembles once every
     federate it expects has done the same. Why a connection of its own: the
@@ -240,7 +243,7 @@ def describe_self(
         "pid": os.getpid(),
     }
     if open_topics:
-        hello["open_topics"] = True
+        hello["open_topics"] = open_topics
     conn = connect_rti(rti, secret, hello, rti_wait, name)
     try:
         conn.sock.settimeout(None)  # the RTI answers once all described, or fails them all

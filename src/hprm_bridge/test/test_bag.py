@@ -1,0 +1,149 @@
+"""Deterministic replay (hprm-ros bag): a bag written with the rosbags
+writer (seeded camera images at 10 Hz, IMU at 50 Hz, equal timestamps where
+they meet) replayed through the example pipeline's ported nodes, recorded,
+and compared with ``hprm-ros bag diff``. Real processes and bags on disk."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from hprm_bridge.examples import ros_pipeline
+from hprm_bridge.wire.typesys import default_registry
+
+PIPELINE = os.path.dirname(ros_pipeline.__file__)
+NODES = [os.path.join(PIPELINE, f"{n}.py") for n in ("detector", "planner", "controller")]
+HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli"]
+T0 = 1_700_000_000_000_000_000
+
+
+def make_bag(path, *, seconds=2.0, seed=5, jitter=True):
+    """Camera frames stamped every 100 ms, received up to 30 ms later (log
+    time); IMU every 20 ms (log time = stamp: equal to a frame's stamp time
+    at every multiple of 100 ms)."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    reg = default_registry()
+    rng = np.random.default_rng(seed)
+    with Writer(path, version=8, storage_plugin=StoragePlugin.MCAP) as w:
+        cam = w.add_connection("/camera/image_raw", "sensor_msgs/msg/Image", typestore=reg.store)
+        imu = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=reg.store)
+        events = []
+        for k in range(int(seconds * 10)):
+            stamp = T0 + k * 100_000_000
+            frame = rng.integers(0, 200, (48, 64, 3), dtype=np.uint8)
+            y, x = rng.integers(0, 40), rng.integers(0, 56)
+            frame[y : y + 8, x : x + 8] = 255
+            msg = reg.new("sensor_msgs/msg/Image", height=48, width=64, step=192,
+                          encoding="rgb8", data=frame.reshape(-1))  # fmt: skip
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+            late = int(rng.integers(0, 30_000_000)) if jitter else 0
+            events.append((stamp + late, cam, reg.encode(msg, "sensor_msgs/msg/Image")))
+        for k in range(int(seconds * 50)):
+            stamp = T0 + k * 20_000_000
+            msg = reg.new("sensor_msgs/msg/Imu")
+            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
+            msg.angular_velocity.z = float(rng.standard_normal())
+            events.append((stamp, imu, reg.encode(msg, "sensor_msgs/msg/Imu")))
+        for t, conn, raw in sorted(events, key=lambda e: e[0]):
+            w.write(conn, t, bytes(raw))
+
+
+@pytest.fixture(scope="module")
+def bag(tmp_path_factory):
+    path = tmp_path_factory.mktemp("bags") / "drive"
+    make_bag(path)
+    return path
+
+
+def play(bag, out, *extra):
+    r = subprocess.run(
+        [*HPRM_ROS, "bag", "play", str(bag), *NODES, "--param", "planner:image_width:=64",
+         "--record", str(out), *extra],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert "bag: played 120 messages" in r.stdout, r.stdout[-3000:]
+    assert f"bag: recorded 20 messages to {out}" in r.stdout, r.stdout[-3000:]
+    return r
+
+
+def diff(a, b):
+    return subprocess.run([*HPRM_ROS, "bag", "diff", str(a), str(b)], capture_output=True,
+                          text=True, timeout=120)  # fmt: skip
+
+
+@pytest.fixture
+def two_cpu_hogs():
+    hogs = [subprocess.Popen([sys.executable, "-c", "while 1: pass"]) for _ in range(2)]
+    yield
+    for h in hogs:
+        h.kill()
+        h.wait()
+
+
+def test_ten_replays_fast_and_paced_both_coordinations_record_identical_bags(bag, tmp_path):
+    reference = tmp_path / "ref"
+    play(bag, reference, "--fast")
+    runs = [["--fast"]] * 3 + [[]] * 2 + [["--coordination", "decentralized",
+                                           "--stp-offset", "300 ms"]] * 4  # fmt: skip
+    for i, extra in enumerate(runs):
+        out = tmp_path / f"run{i}"
+        play(bag, out, *extra)
+        r = diff(reference, out)
+        assert (r.returncode, r.stdout.strip()) == (0, "identical"), (extra, r.stdout, r.stderr)
+
+
+def test_replays_with_two_cpu_hogs_beside_them_record_the_same(bag, tmp_path, two_cpu_hogs):
+    play(bag, tmp_path / "ref", "--fast")
+    for i, extra in enumerate([["--fast"], ["--coordination", "decentralized",
+                                            "--stp-offset", "500 ms"]]):  # fmt: skip
+        play(bag, tmp_path / f"loaded{i}", *extra)
+        r = diff(tmp_path / "ref", tmp_path / f"loaded{i}")
+        assert r.stdout.strip() == "identical", (extra, r.stdout)
+
+
+def test_header_stamps_give_the_recording_its_timestamps(bag, tmp_path):
+    """Receive times (jittered up to 30 ms) vs the camera's own stamps: the
+    commands are equal, their tags are not; with --stamp they fall on the
+    100 ms grid of the camera."""
+    play(bag, tmp_path / "log_time", "--fast")
+    play(bag, tmp_path / "stamped", "--fast", "--stamp", "/camera/image_raw")
+    r = diff(tmp_path / "log_time", tmp_path / "stamped")
+    assert r.returncode == 1 and "timestamp" in r.stdout, r.stdout
+    from rosbags.highlevel import AnyReader
+
+    with AnyReader([tmp_path / "stamped"]) as reader:
+        times = [t for c, t, _ in reader.messages() if c.topic == "/cmd_vel"]
+    assert times == [T0 + k * 100_000_000 for k in range(20)]
+
+
+def test_diff_names_the_first_difference_and_bad_bags_are_refused(bag, tmp_path):
+    other = tmp_path / "other"
+    make_bag(other, seed=6)  # other frames: other commands
+    stamped = ["--fast", "--stamp", "/camera/image_raw"]  # the same tags, other content
+    play(bag, tmp_path / "a", *stamped)
+    play(other, tmp_path / "b", *stamped)
+    r = diff(tmp_path / "a", tmp_path / "b")
+    assert r.returncode == 1
+    assert re.match(r"message \d+ on /cmd_vel at \d+: field (linear|angular)\.[xyz] \(", r.stdout)
+    r = diff(tmp_path / "a", tmp_path / "missing")
+    assert r.returncode == 2 and "no such bag" in r.stderr
+    broken = tmp_path / "broken"
+    shutil.copytree(bag, broken)
+    mcap = next(broken.glob("*.mcap"))
+    mcap.write_bytes(mcap.read_bytes()[:200])  # truncated
+    r = subprocess.run([*HPRM_ROS, "bag", "play", str(broken), *NODES], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2 and str(broken) in r.stderr, r.stderr
+    r = subprocess.run([*HPRM_ROS, "bag", "play", str(bag), *NODES, "--stamp", "/nope"],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2 and "no topic /nope in the bag" in r.stderr, r.stderr
+    r = subprocess.run([*HPRM_ROS, "bag", "play", str(bag), *NODES, "--fast",
+                        "--coordination", "decentralized"], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 2 and "--fast needs centralized" in r.stderr
