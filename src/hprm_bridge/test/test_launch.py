@@ -161,7 +161,6 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing():
     out = "".join(lines) + rest
     assert proc.returncode == 0, out
     assert "stop granted at" in out  # the RTI agreed one stop tag with every federate
-    assert "SIGINT again, still stopping" in out  # the terminal's and the launch's
     for label in ("hprm_rti", "talker", "listener"):
         assert re.search(rf"\[INFO\] \[{label}-\d+\]: process has finished cleanly", out), out
     assert _leftovers("hprm-launch-") == ([], [])

@@ -282,10 +282,15 @@ def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
         return lambda: None
     signals = (signal.SIGINT, signal.SIGTERM)
     previous = {s: signal.getsignal(s) for s in signals}
+    stopping = []  # a signal asked for the stop
 
     def restore() -> None:
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            # Once stopping on a signal, a late repeat of SIGINT (a loaded
+            # machine delays the launch's own) must not kill the process while
+            # it finishes cleanly: ignored by the OS (SIG_IGN also holds while
+            # the interpreter shuts down, when Python handlers are gone).
+            signal.signal(s, signal.SIG_IGN if stopping and s == signal.SIGINT else handler)
 
     def on_signal(signum: int, frame: Any) -> None:
         # The next signal is not caught, but for SIGINT: Ctrl-C in a terminal
@@ -297,6 +302,7 @@ def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
         if not sched.running:  # still joining: nothing to stop cleanly yet
             restore()
             raise KeyboardInterrupt
+        stopping.append(signum)
         log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
         # request_stop takes the scheduler's lock: never from inside a handler
         # that may have interrupted the very code holding it.

@@ -612,9 +612,11 @@ def run_rti(rti: RTI, remove_dir: str | None = None, signal_grace: float = 0.0) 
         log.info("RTI listening on %s for %d federates", rti.address, rti.expected)
         print(f"RTI_ADDRESS {rti.address}", flush=True)
         code = rti.serve()
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signalled = signal.setitimer(signal.ITIMER_REAL, 0)[0] > 0
         for s, handler in previous.items():
-            signal.signal(s, handler)
+            # After a signal's countdown, repeats (a launch's, late on a loaded
+            # machine) stay ignored while the RTI finishes cleanly.
+            signal.signal(s, signal.SIG_IGN if signalled and s != signal.SIGALRM else handler)
         return code
     except KeyboardInterrupt:  # SIGTERM or Ctrl-C: federates see the RTI go away
         # Process managers repeat signals: a second one must not cut the
