@@ -1,8 +1,15 @@
-"""carla_demo: an ament_python ROS 2 package (placeholder), also plain pip-installable."""
+"""carla_demo: an ament_python ROS 2 package (colcon build), also pip-installable."""
 
 from setuptools import find_packages, setup
 
 PACKAGE = "carla_demo"
+NODES = ("sim", "agent", "detector", "fusion")
+# The models' inference stack and the embedded world are extras: the node files and the
+# harness import them only when they run. Pinned: the embedded world's determinism (and so the
+# reference control sequence) depends on highway-env's dynamics, and the detector's graph on
+# the ONNX opset onnxruntime implements.
+INFERENCE = ["onnx==1.23.2", "onnxruntime==1.32.0"]
+EMBEDDED_WORLD = ["highway-env==1.12.1"]
 
 setup(
     name=PACKAGE,
@@ -14,9 +21,20 @@ setup(
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", ["launch/ab.launch.py"]),
     ],
-    install_requires=["hprm_core", "hprm_bridge"],
-    # colcon (setuptools >= 80) ignores tests_require: test deps live here.
-    extras_require={"test": ["pytest>=7"]},
+    install_requires=["numpy>=1.21", "Pillow>=9", "hprm_core", "hprm_bridge"],
+    extras_require={
+        "inference": INFERENCE,
+        "embedded-world": EMBEDDED_WORLD,
+        "carla": ["carla==0.9.15"],
+        # colcon (setuptools >= 80) ignores tests_require: test deps live here.
+        "test": ["pytest>=7", *INFERENCE, *EMBEDDED_WORLD],
+    },
+    entry_points={
+        # ros2 run carla_demo sim / ros2 launch (installed in lib/carla_demo by setup.cfg)
+        "console_scripts": [f"{n} = carla_demo.{n}_node:main" for n in NODES],
+        "hprm.benchmarks": ["carla-ab = carla_demo.bench:main"],
+    },
     zip_safe=False,
 )

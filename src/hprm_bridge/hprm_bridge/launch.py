@@ -87,7 +87,7 @@ class _FederateCommand(ExecuteProcess):
         wrapper = [sys.executable, "-m", "hprm_bridge.porting", cmd[0], federate,
                    "--rti", _config("rti"), "--federation", _config("id"),
                    "--listen-dir", _config("dir"), "--timeout", _config("timeout"),
-                   "--stp-offset", _config("stp_offset"), "--"]  # fmt: skip
+                   "--stp-offset", self._stp_offset or _config("stp_offset"), "--"]  # fmt: skip
         env = dict(kwargs.pop("additional_env", None) or {})
         env["HPRM_SECRET"] = _config("secret")
         env.setdefault("PYTHONUNBUFFERED", "1")
@@ -98,9 +98,15 @@ class _FederateCommand(ExecuteProcess):
 class PortedNode(launch_ros.actions.Node, _FederateCommand):
     """A ``launch_ros.actions.Node`` that runs as a federate of the enclosing
     :class:`Federation` (same arguments). Its federate name is ``name``, or
-    the executable's. Outside a Federation it refuses to start."""
+    the executable's. Outside a Federation it refuses to start.
 
-    def __init__(self, *, executable: Any, name: Any = None, **kwargs: Any) -> None:
+    ``stp_offset`` (decentralized) overrides the federation's for this node
+    only: a node that waits for several inputs of one tag may need a longer
+    one than a node with one input, which should not wait at all."""
+
+    def __init__(
+        self, *, executable: Any, name: Any = None, stp_offset: str | None = None, **kwargs: Any
+    ) -> None:
         if kwargs.get("respawn") not in (None, False, "false", "False"):
             raise ValueError(
                 "PortedNode: respawn is not offered: a federate cannot rejoin a running "
@@ -112,10 +118,11 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
             federate = Path(federate).stem
         if isinstance(federate, str):
             try:
-                check_federation([federate])
+                check_federation([federate], durations={"stp_offset": stp_offset})
             except ValueError as exc:
                 raise ValueError(f"PortedNode: {exc}") from None
             kwargs.setdefault("exec_name", federate)  # the launch log's label
+        self._stp_offset = stp_offset
         self._federate_name = federate
         self._name_from_executable = name is None
         super().__init__(executable=executable, name=name, **kwargs)

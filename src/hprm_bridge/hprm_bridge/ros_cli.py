@@ -51,6 +51,12 @@ def _param_arg(text: str) -> tuple[str, str]:
     return node, rest
 
 
+def _stp_arg(text: str) -> tuple[str | None, str]:
+    """``DURATION`` (every federate) or ``NODE=DURATION`` (that node's federate only)."""
+    node, sep, value = text.rpartition("=")
+    return (node if sep else None), duration_arg(value)
+
+
 def _node_options(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``graph`` both take: the nodes and what shapes their ports."""
     p.add_argument("nodes", nargs="+", type=_node_arg, metavar="[NAME=]FILE|module:function")
@@ -96,25 +102,38 @@ def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
 
 def _run(args: argparse.Namespace) -> int:
     timing = ["--timeout", args.timeout] if args.timeout else []
-    timing += ["--stp-offset", args.stp_offset] if args.stp_offset else []
+    stp = {node: value for node, value in args.stp_offset}
+    unknown = sorted(set(stp) - {None} - {n for n, _ in args.nodes})
+    if unknown:
+        raise SystemExit(f"hprm-ros run: --stp-offset names no node {', '.join(unknown)}")
+    timing += ["--stp-offset", stp[None]] if None in stp else []
+    per_node = {n: ["--stp-offset", stp[n]] for n, _ in args.nodes if n in stp}
     extra = {}
     if args.bridge:  # the RTI gives it the topics the nodes leave open
         extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing,
                           "--lateness", args.lateness]  # fmt: skip
         for topic, (policy, offset) in args.tag_policy:
             extra[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
-    return launch_nodes(args, timing, extra)
+    return launch_nodes(args, timing, extra, per_node)
 
 
 def launch_nodes(
-    args: argparse.Namespace, node_flags: list[str], extra: dict[str, list[str]]
+    args: argparse.Namespace,
+    node_flags: list[str],
+    extra: dict[str, list[str]],
+    per_node: dict[str, list[str]] | None = None,
 ) -> int:
-    """One federation: a federate per node (with ``node_flags``), the
-    ``extra`` federates (a gateway, a bag player), the RTI; its exit code."""
+    """One federation: a federate per node (with ``node_flags``, then its
+    ``per_node`` flags, which win), the ``extra`` federates (a gateway, a bag
+    player), the RTI; its exit code."""
     from hprm_bridge.porting import rti_options
     from hprm_core.launcher import Launch
 
-    commands = {name: [*_node_command(args, name, node), *node_flags] for name, node in args.nodes}
+    per_node = per_node or {}
+    commands = {
+        name: [*_node_command(args, name, node), *node_flags, *per_node.get(name, [])]
+        for name, node in args.nodes
+    }
     commands.update(extra)
     after = {topic: f"{ns} ns" for topic, ns in args.after}
     return Launch.of_processes(commands, rti_args=rti_options(args.coordination, after)).wait()
@@ -171,7 +190,10 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run nodes as one federation (one process per node)")
     _node_options(r)
     r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "5 s"')
-    r.add_argument("--stp-offset", type=duration_arg, help="decentralized: safe-to-process offset")
+    r.add_argument("--stp-offset", action="append", default=[], type=_stp_arg,
+                   metavar="[NODE=]DURATION",
+                   help="decentralized: safe-to-process offset, of every node or of one "
+                   "(repeatable; a node's own wins)")  # fmt: skip
     r.add_argument("--bridge", action="store_true",
                    help="carry the topics the nodes leave open (no publisher, or no subscriber, "
                    "among them) to and from plain ROS 2, through a gateway federate")  # fmt: skip

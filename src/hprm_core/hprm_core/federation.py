@@ -271,6 +271,8 @@ class FederateCoordinator:
             return False
         if tag >= FOREVER:
             return self.quiescent or self.upstream_done >= self.upstream_feds
+        if self.upstream_done >= self.upstream_feds:
+            return True  # every upstream federate has left: no message can come
         return sched.physical_time() >= tag.time + self.stp
 
     def _settle_peers(self, sched: Scheduler) -> None:

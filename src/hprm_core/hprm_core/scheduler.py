@@ -215,6 +215,15 @@ class Scheduler:
         self._seq += 1
         heapq.heappush(self._events, (tag[0], tag[1], self._seq, trigger, value))
 
+    def unschedule(self, trigger: _Fires) -> None:
+        """Drop every queued event of ``trigger`` (scheduler thread only): a
+        cancelled timer must leave no event behind, or a decentralized
+        federate would still advance its logical time to it."""
+        events = self._events
+        events[:] = [e for e in events if e[3] is not trigger]
+        heapq.heapify(events)
+        self._rechoose = True
+
     def schedule_physical(self, trigger: _Trigger, time_ns: int, value: Any) -> None:
         """Queue an event from any thread at physical time ``time_ns``."""
         with self.lock:
@@ -483,7 +492,7 @@ class Scheduler:
         from hprm_core.reactor import Timer
 
         for t in env.triggers:
-            if isinstance(t, Timer):
+            if isinstance(t, Timer) and not t.cancelled:
                 self.schedule(t, start.delay(t.offset) if t.offset else start, None)
         self.running = True
         try:

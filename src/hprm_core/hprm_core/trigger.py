@@ -258,10 +258,28 @@ class Timer(_Trigger):
         self.period = duration(period)
         if self.offset < 0 or self.period < 0:
             raise AssemblyError("timer offset and period must not be negative")
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Stop firing; the firing already queued is dropped too (from a
+        reaction, or before the start)."""
+        self.cancelled = True
+        if self._sched is not None:
+            self._sched.unschedule(self)
+
+    def reset(self) -> None:
+        """Fire again every ``period``, the first one ``period`` after the
+        current tag (from a reaction, or before the start: as if never cancelled)."""
+        if not self.cancelled:
+            return
+        self.cancelled = False
+        sched = self._sched
+        if sched is not None and sched.running:
+            sched.schedule(self, make_tag((sched.tag[0] + max(self.period, 1), 0)), None)
 
     def _fire(self, value: Any) -> None:
         super()._fire(value)
-        if self.period:
+        if self.period and not self.cancelled:
             sched = self._sched
             assert sched is not None
             sched.schedule(self, make_tag((sched.tag[0] + self.period, 0)), None)

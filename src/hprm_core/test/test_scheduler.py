@@ -138,3 +138,35 @@ class _EnvStub:
 def test_bad_main_options_fail_at_the_decorator_naming_the_option(options, message):
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(")):
         main(**options)
+
+
+class Cancelling(Reactor):
+    """A 10 ms timer cancelled at its third firing, reset by a second timer later."""
+
+    def __init__(self, reset_at=None):
+        super().__init__()
+        self.t = Timer(period="10 ms")
+        self.later = Timer(offset=reset_at or "1 s")
+        self.reset_at = reset_at
+        self.fired = []
+
+    @reaction("t")
+    def tick(self):
+        self.fired.append(self.tag.time - self.start_time)
+        if len(self.fired) == 3:
+            self.t.cancel()
+
+    @reaction("later")
+    def again(self):
+        if self.reset_at:
+            self.t.reset()
+
+
+def test_a_cancelled_timer_leaves_no_event_and_reset_restarts_it():
+    # The firing queued before cancel() (at 30 ms) must not happen either.
+    p = Cancelling()
+    run(p, timeout="100 ms", fast=True)
+    assert p.fired == [0, 10_000_000, 20_000_000]
+    p = Cancelling(reset_at="55 ms")
+    run(p, timeout="80 ms", fast=True)
+    assert p.fired == [0, 10_000_000, 20_000_000, 65_000_000, 75_000_000]

@@ -34,3 +34,9 @@ class SingleThreadedExecutor(_Executor):
 
 class MultiThreadedExecutor(_Executor):
     pass
+
+
+class ExternalShutdownException(Exception):
+    """As rclpy's: raised by a plain ROS 2 spin when the context was shut down while it
+    waited. Never raised under HPRM (spin returns), present so that the usual
+    ``except (KeyboardInterrupt, ExternalShutdownException)`` of node code imports."""

@@ -91,13 +91,17 @@ class TimerHandle:
         self.cancelled = False
 
     def cancel(self) -> None:
+        """As rclpy's; the timer's next firing is unscheduled too, so that a cancelled
+        timer does not move a decentralized federate's logical time."""
         self.cancelled = True
+        self._timer.cancel()
 
     def is_canceled(self) -> bool:
         return self.cancelled
 
     def reset(self) -> None:
         self.cancelled = False
+        self._timer.reset()
 
 
 class Node:

@@ -1,0 +1,215 @@
+"""Running the demo's node files as each variant of the A/B comparison.
+
+The same four files (`carla_demo.sim_node`, ``agent_node``, ``detector_node``,
+``fusion_node``; plain rclpy, no HPRM import) run as:
+
+* ``ros2``: four plain processes on the real rclpy (needs a sourced ROS 2 Humble);
+* ``ros2-shm``: the same with ``transport:=shm``: images in shared memory, names on topics
+  (the HPRM paper's second baseline);
+* ``hprm-centralized`` / ``hprm-decentralized``: ``hprm-ros run``, one federate per node;
+  large messages by shared-memory reference, small ones on sockets;
+
+and ``floor`` is `carla_demo.floor` (the models in one process). Every variant returns the
+sim's report: per frame, the latency and the control applied.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized", "floor")
+NODES = ("sim", "agent", "detector", "fusion")
+# Decentralized: the whole run happens at one logical time (the loop closes with a microstep
+# delay, as the paper's `after 0`), so a node waiting for two inputs of a frame must never
+# conclude from the clock that the second will not come: its STP offset bounds the run's
+# length. The nodes with one input (sim, detector) get none: the sim's first frame would wait
+# out the offset before it could start.
+STP_PER_FRAME_S = 2.0
+TWO_INPUT_NODES = ("agent", "fusion")
+
+
+def node_files() -> dict[str, Path]:
+    root = Path(__file__).parent
+    return {name: root / f"{name}_node.py" for name in NODES}
+
+
+def rclpy_missing() -> str | None:
+    """Why the ros2 variants cannot run here, or None."""
+    probe = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
+    if probe.returncode:
+        return "rclpy is not importable: source a ROS 2 Humble (source /opt/ros/humble/setup.bash)"
+    return None
+
+
+def _params(
+    frames: int,
+    warmup: int,
+    seed: int,
+    report: Path,
+    shm: bool,
+    policy_weights: str | None,
+    detector_weights: str | None,
+    carla_host: str | None,
+) -> dict[str, list[str]]:
+    params: dict[str, list[str]] = {
+        "sim": [f"frames:={frames}", f"warmup:={warmup}", f"seed:={seed}", f"report:={report}"],
+        "agent": [f"seed:={seed}"],
+        "detector": [f"seed:={seed}"],
+        "fusion": [],
+    }
+    if carla_host:
+        params["sim"].append(f"carla_host:={carla_host}")
+    if policy_weights:
+        params["agent"].append(f"weights:={policy_weights}")
+    if detector_weights:
+        params["detector"].append(f"weights:={detector_weights}")
+    if shm:
+        params["sim"].append("transport:=shm")
+    return params
+
+
+def run_variant(
+    variant: str,
+    frames: int,
+    warmup: int,
+    *,
+    seed: int = 0,
+    policy_weights: str | None = None,
+    detector_weights: str | None = None,
+    carla_host: str | None = None,
+    timeout_s: float | None = None,
+    log: Path | None = None,
+) -> dict[str, Any]:
+    """One run of `variant`; raises RuntimeError with the nodes' output when it fails."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
+    if variant == "floor":
+        from .floor import run_floor
+
+        return run_floor(
+            frames,
+            warmup,
+            seed=seed,
+            policy_weights=policy_weights,
+            detector_weights=detector_weights,
+            carla_host=carla_host,
+        )
+    timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
+    with tempfile.TemporaryDirectory(prefix="carla_ab_") as tmp:
+        report = Path(tmp) / "report.json"
+        params = _params(
+            frames,
+            warmup,
+            seed,
+            report,
+            variant == "ros2-shm",
+            policy_weights,
+            detector_weights,
+            carla_host,
+        )
+        out = Path(log) if log else Path(tmp) / "nodes.log"
+        if variant.startswith("hprm-"):
+            _run_hprm(variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out)
+        else:
+            _run_ros2(params, timeout_s, out)
+        if not report.exists():
+            raise RuntimeError(f"{variant}: the sim wrote no report:\n{_tail(out)}")
+        return json.loads(report.read_text())
+
+
+def _tail(path: Path, lines: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _run_hprm(
+    coordination: str, params: dict[str, list[str]], total: int, timeout_s: float, out: Path
+) -> None:
+    files = node_files()
+    cmd = [
+        sys.executable,
+        "-m",
+        "hprm_bridge.ros_cli",
+        "run",
+        *(f"{name}={path}" for name, path in files.items()),
+        "--coordination",
+        coordination,
+    ]
+    if coordination == "decentralized":
+        stp = f"{int(STP_PER_FRAME_S * total + 30)} s"
+        cmd += [a for n in TWO_INPUT_NODES for a in ("--stp-offset", f"{n}={stp}")]
+    for node, kvs in params.items():
+        for kv in kvs:
+            cmd += ["--param", f"{node}:{kv}"]
+    with out.open("w") as sink:
+        try:
+            r = subprocess.run(
+                cmd,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                timeout=timeout_s,
+                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+            )
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(
+                f"hprm-{coordination}: no end after {timeout_s:.0f} s:\n{_tail(out)}"
+            ) from None
+    if r.returncode:
+        raise RuntimeError(
+            f"hprm-{coordination}: hprm-ros run exited {r.returncode}:\n{_tail(out)}"
+        )
+
+
+def _run_ros2(params: dict[str, list[str]], timeout_s: float, out: Path) -> None:
+    """Four plain rclpy processes on a domain of their own; the sim starts last and ends the
+    run (it re-sends its first frame until discovery has matched everyone)."""
+    missing = rclpy_missing()
+    if missing:
+        raise RuntimeError(missing)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    files = node_files()
+    procs: dict[str, subprocess.Popen[bytes]] = {}
+    with out.open("w") as sink:
+        try:
+            for name in ("fusion", "agent", "detector", "sim"):
+                argv = [sys.executable, str(files[name]), "--ros-args"]
+                for kv in params[name]:
+                    argv += ["-p", kv]
+                procs[name] = subprocess.Popen(
+                    argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+                )
+            deadline = time.monotonic() + timeout_s
+            while procs["sim"].poll() is None:
+                for name, p in procs.items():
+                    if p.poll() is not None and name != "sim":
+                        raise RuntimeError(f"ros2: {name} exited {p.returncode}:\n{_tail(out)}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"ros2: no end after {timeout_s:.0f} s:\n{_tail(out)}")
+                time.sleep(0.2)
+            if procs["sim"].returncode:
+                raise RuntimeError(f"ros2: sim exited {procs['sim'].returncode}:\n{_tail(out)}")
+        finally:
+            _stop(procs.values())
+
+
+def _stop(procs: Any) -> None:
+    for p in procs:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGINT)
+    for p in procs:
+        try:
+            p.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()

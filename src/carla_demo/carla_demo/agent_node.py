@@ -1,0 +1,63 @@
+"""agent: the Roach PPO policy, bird's-eye view + measurements -> throttle, steer, brake.
+
+Plain rclpy. Parameters: ``weights`` (a carla-roach checkpoint; empty: seeded random weights,
+with an error-level log line saying so), ``seed``.
+"""
+
+import warnings
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import Image, JointState
+
+from carla_demo import messages
+from carla_demo.frame_sync import FrameSync
+from carla_demo.policy import BIRDVIEW_SHAPE, RoachPolicy
+from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.weights import RandomWeightsWarning
+from carla_demo.world import MEASUREMENT_NAMES
+
+
+class Agent(Node):
+    def __init__(self):
+        super().__init__("agent")
+        weights = self.declare_parameter("weights", "").value
+        seed = self.declare_parameter("seed", 0).value
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RandomWeightsWarning)
+            self.policy = RoachPolicy(weights or None, seed=seed)
+        for w in caught:
+            self.get_logger().error(str(w.message))
+        self.shm = ShmReader()
+        self.pub = self.create_publisher(JointState, "agent/action", 1)
+        self.sync = FrameSync(("birdview", "measurements"), self.act)
+        self.create_subscription(Image, "birdview", lambda m: self.sync.add("birdview", m), 1)
+        self.create_subscription(
+            JointState, "measurements", lambda m: self.sync.add("measurements", m), 1
+        )
+
+    def act(self, birdview, measurements):
+        if birdview.header.frame_id.startswith(PREFIX):
+            masks = self.shm.read(birdview.header.frame_id, BIRDVIEW_SHAPE)
+        else:
+            masks = messages.image_array(birdview, 1).reshape(BIRDVIEW_SHAPE)
+        action = self.policy(masks, messages.values(measurements, MEASUREMENT_NAMES))
+        stamp = messages.stamp_ns(birdview)
+        self.pub.publish(messages.values_msg(messages.CONTROL_NAMES, action, stamp))
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = Agent()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

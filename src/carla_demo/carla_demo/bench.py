@@ -1,0 +1,164 @@
+"""``hprm bench carla-ab``: the CARLA PPO+YOLO demo, plain ROS 2 vs HPRM, one report.
+
+Runs the demo's unchanged rclpy node files as every variant of `carla_demo.ab` (``ros2``,
+``ros2-shm``, ``hprm-centralized``, ``hprm-decentralized``) plus the inference-only
+``floor``, each ``--runs`` times on the same seed, and reports per variant the frame latency
+(the paper's ``carla[i+1].start - carla[i].end``: from the sim publishing the observation to
+the control reaching the sim) as median, p90 and p99, the reduction against ``ros2``, the
+middleware overhead (median minus the floor's), and whether the control sequence was the same
+in every run and equal to the floor's. ``--plot`` draws the box plot of the paper's Fig. 6.
+
+The embedded world (highway-env) is the default; ``--carla-host`` uses a CARLA server.
+Without ``--policy-weights``/``--detector-weights`` the models have seeded random weights
+(real architectures, so the latency is faithful; the driving is not).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from typing import Any
+
+from hprm_core import bench
+
+from .ab import VARIANTS, rclpy_missing, run_variant
+
+FRAMES, WARMUP, RUNS = 400, 100, 2
+QUICK_FRAMES, QUICK_WARMUP = 20, 5
+
+
+def _percentile(sorted_ms: list[float], q: float) -> float:
+    return sorted_ms[min(len(sorted_ms) - 1, int(q * len(sorted_ms)))]
+
+
+def _row(
+    variant: str, runs: list[dict[str, Any]], floor: list[list[float]] | None
+) -> dict[str, Any]:
+    ms = sorted(r["latency_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :])
+    controls = [[r["control"] for r in run["frames"]] for run in runs]
+    same = all(c == controls[0] for c in controls[1:])
+    return {
+        "variant": variant,
+        "runs": len(runs),
+        "frames": len(ms),
+        "median_ms": statistics.median(ms),
+        "p90_ms": _percentile(ms, 0.9),
+        "p99_ms": _percentile(ms, 0.99),
+        "same_controls_every_run": "yes" if same else "NO" if len(runs) > 1 else "n/a (1 run)",
+        "controls_equal_floor": "n/a" if floor is None else "yes" if controls[0] == floor else "NO",
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = bench.parser("carla-ab", __doc__.split("\n\n")[0])
+    p.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help=f"comma-separated subset of {', '.join(VARIANTS)} (default: all)",
+    )
+    p.add_argument("--frames", type=int, help=f"measured frames per run (default {FRAMES})")
+    p.add_argument("--warmup", type=int, help=f"frames before measuring (default {WARMUP})")
+    p.add_argument("--runs", type=int, default=RUNS, help="runs per variant (default 2)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy-weights", metavar="PATH", help="a carla-roach checkpoint")
+    p.add_argument("--detector-weights", metavar="PATH", help="a yolov8n.onnx")
+    p.add_argument("--carla-host", help="a CARLA server (default: the embedded world)")
+    p.add_argument("--plot", metavar="PATH", help="write the box plot (PNG)")
+    args = p.parse_args(argv)
+    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        p.error(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
+    frames = args.frames or (QUICK_FRAMES if args.quick else FRAMES)
+    warmup = args.warmup if args.warmup is not None else QUICK_WARMUP if args.quick else WARMUP
+    if args.policy_weights is None or args.detector_weights is None:
+        print(
+            "carla-ab: WARNING: no weights for the policy and/or the detector: seeded random "
+            "weights (latency faithful, driving meaningless)",
+            file=sys.stderr,
+        )
+    missing = rclpy_missing()
+    skipped = {}
+    results: dict[str, list[dict[str, Any]]] = {}
+    # The floor first: its controls are the reference the HPRM variants must reproduce.
+    for variant in sorted(variants, key=lambda v: v != "floor"):
+        if variant.startswith("ros2") and missing:
+            skipped[variant] = missing
+            print(f"carla-ab: {variant} skipped: {missing}", file=sys.stderr)
+            continue
+        for run in range(args.runs):
+            print(
+                f"carla-ab: {variant}, run {run + 1}/{args.runs} ({warmup} warm-up + {frames} "
+                "frames)...",
+                file=sys.stderr,
+                flush=True,
+            )
+            results.setdefault(variant, []).append(
+                run_variant(
+                    variant,
+                    frames,
+                    warmup,
+                    seed=args.seed,
+                    policy_weights=args.policy_weights,
+                    detector_weights=args.detector_weights,
+                    carla_host=args.carla_host,
+                )
+            )
+    floor = None
+    if "floor" in results:
+        floor = [r["control"] for r in results["floor"][0]["frames"]]
+    rows = [_row(v, runs, None if v == "floor" else floor) for v, runs in results.items()]
+    by = {r["variant"]: r for r in rows}
+    for r in rows:
+        if "ros2" in by and r["variant"] != "ros2":
+            r["reduction_vs_ros2_pct"] = 100.0 * (1 - r["median_ms"] / by["ros2"]["median_ms"])
+        if "floor" in by and r["variant"] != "floor":
+            r["overhead_ms"] = r["median_ms"] - by["floor"]["median_ms"]
+    rows += [{"variant": v, "skipped": why} for v, why in skipped.items()]
+    params = {
+        "frames": frames,
+        "warmup": warmup,
+        "runs": args.runs,
+        "seed": args.seed,
+        "world": args.carla_host or "embedded (highway-env)",
+        "policy": args.policy_weights or "random weights",
+        "detector": args.detector_weights or "random weights",
+    }
+    ratios = {}
+    for v in ("hprm-centralized", "hprm-decentralized"):
+        if v in by and "ros2" in by:
+            ratios[f"ros2/{v} median"] = by["ros2"]["median_ms"] / by[v]["median_ms"]
+        if v in by and "ros2-shm" in by:
+            ratios[f"ros2-shm/{v} median"] = by["ros2-shm"]["median_ms"] / by[v]["median_ms"]
+    doc = bench.result("carla-ab", params, rows, ratios)
+    doc["latencies_ms"] = {
+        v: [r["latency_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :]]
+        for v, runs in results.items()
+    }
+    bench.report(doc, args)
+    if args.plot:
+        _box_plot(args.plot, doc["latencies_ms"])
+        print(f"wrote {args.plot}", file=sys.stderr)
+    return 0
+
+
+def _box_plot(path: str, latencies: dict[str, list[float]]) -> None:
+    """Per-frame latency per variant, log scale, as the paper's Fig. 6."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    try:
+        names = list(latencies)
+        ax.boxplot([latencies[n] for n in names], showfliers=True, whis=(1, 99))
+        ax.set_xticks(range(1, len(names) + 1), names)
+        ax.set_yscale("log")
+        ax.set_ylabel("frame latency (ms): sim publishes -> control back")
+        ax.set_title("CARLA PPO+YOLO demo: plain ROS 2 vs HPRM (whiskers p1-p99)")
+        ax.grid(axis="y", alpha=0.3)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)

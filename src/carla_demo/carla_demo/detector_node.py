@@ -1,0 +1,59 @@
+"""detector: YOLOv8n on the camera image -> detections (red traffic lights marked).
+
+Plain rclpy. Parameters: ``weights`` (a yolov8n.onnx exported by ultralytics; empty: seeded
+random weights, with an error-level log line saying so), ``seed``, ``threads`` (inference
+threads; 0: onnxruntime's default). Runs on the GPU when onnxruntime has CUDA.
+"""
+
+import warnings
+
+import rclpy
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from sensor_msgs.msg import Image, PointCloud2
+
+from carla_demo import messages
+from carla_demo.fusion_rules import mark_red_lights
+from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.weights import RandomWeightsWarning
+from carla_demo.yolo import Detector
+
+
+class DetectorNode(Node):
+    def __init__(self):
+        super().__init__("detector")
+        weights = self.declare_parameter("weights", "").value
+        seed = self.declare_parameter("seed", 0).value
+        threads = self.declare_parameter("threads", 0).value
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RandomWeightsWarning)
+            self.detector = Detector(weights or None, seed=seed, threads=threads or None)
+        for w in caught:
+            self.get_logger().error(str(w.message))
+        self.shm = ShmReader()
+        self.pub = self.create_publisher(PointCloud2, "detector/detections", 1)
+        self.create_subscription(Image, "camera/image", self.detect, 1)
+
+    def detect(self, msg):
+        if msg.header.frame_id.startswith(PREFIX):
+            image = self.shm.read(msg.header.frame_id, (msg.height, msg.width, 3))
+        else:
+            image = messages.image_array(msg, 3)
+        found = mark_red_lights(image, self.detector(image))
+        self.pub.publish(messages.detections_msg(found, messages.stamp_ns(msg)))
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = DetectorNode()
+    try:
+        rclpy.spin(node)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,174 @@
+"""The Roach policy: Roach's shapes, deterministic, checkpoints in both formats, clear errors."""
+
+import io
+import pickle
+import sys
+import types
+import zipfile
+
+import numpy as np
+import pytest
+
+from carla_demo.policy import PARAMETER_SHAPES, RoachPolicy, load_state_dict
+from carla_demo.weights import RandomWeightsWarning
+
+RNG = np.random.default_rng(3)
+BIRDVIEW = RNG.integers(0, 256, (15, 192, 192), dtype=np.uint8)
+MEASUREMENTS = np.array([0.3, 0.0, 0.0, 1.0, 4.0, 0.1], np.float32)
+
+
+def _policy(seed=0):
+    with pytest.warns(RandomWeightsWarning, match="SEEDED RANDOM WEIGHTS"):
+        return RoachPolicy(seed=seed)
+
+
+def test_roach_architecture_and_a_valid_control():
+    # Roach's XtMaCNN + heads: 1,393,972 parameters without the value head
+    assert sum(int(np.prod(s)) for s in PARAMETER_SHAPES.values()) == 1_393_972
+    throttle, steer, brake = _policy()(BIRDVIEW, MEASUREMENTS)
+    assert 0 <= throttle <= 1 and -1 <= steer <= 1 and 0 <= brake <= 1
+    assert throttle == 0 or brake == 0  # acc-as-action: one or the other
+
+
+def test_same_seed_same_network_other_seed_other_network():
+    assert _policy(0)(BIRDVIEW, MEASUREMENTS) == _policy(0)(BIRDVIEW, MEASUREMENTS)
+    assert _policy(0)(BIRDVIEW, MEASUREMENTS) != _policy(1)(BIRDVIEW, MEASUREMENTS)
+
+
+def test_the_view_changes_the_action():
+    policy = _policy()
+    other = np.zeros_like(BIRDVIEW)
+    assert policy(BIRDVIEW, MEASUREMENTS) != policy(other, MEASUREMENTS)
+
+
+def test_npz_checkpoint_round_trip(tmp_path, recwarn):
+    state = {
+        k: RNG.standard_normal(s).astype(np.float32) * 0.05 for k, s in PARAMETER_SHAPES.items()
+    }
+    np.savez(tmp_path / "roach.npz", **state)
+    policy = RoachPolicy(tmp_path / "roach.npz")
+    assert not policy.random_weights
+    assert not [w for w in recwarn if issubclass(w.category, RandomWeightsWarning)]
+    loaded = load_state_dict(tmp_path / "roach.npz")
+    assert all(np.array_equal(loaded[k], state[k]) for k in state)
+
+
+def _write_torch_checkpoint(path, state):
+    """A file in torch's zip format, written without torch: data.pkl references the tensor
+    rebuild function and storage classes by name, the storages lie beside it, exactly as
+    torch.save lays them out (and a gym space in the kwargs, as Roach's checkpoints have)."""
+    fake_utils = types.ModuleType("torch._utils")
+    fake_torch = types.ModuleType("torch")
+    fake_gym = types.ModuleType("gym.spaces")
+
+    def _rebuild_tensor_v2(*args):
+        raise AssertionError("never called while writing")
+
+    class FloatStorage:
+        pass
+
+    class Box:
+        def __init__(self):
+            self.low = -1.0
+
+    for obj, module in (
+        (_rebuild_tensor_v2, "torch._utils"),
+        (FloatStorage, "torch"),
+        (Box, "gym.spaces"),
+    ):
+        obj.__module__, obj.__qualname__ = module, obj.__name__
+    fake_utils._rebuild_tensor_v2 = _rebuild_tensor_v2
+    fake_torch.FloatStorage, fake_gym.Box = FloatStorage, Box
+    storages = {}
+
+    class Storage:
+        def __init__(self, key):
+            self.key = key
+
+    class Tensor:
+        def __init__(self, array, key):
+            self.array, self.key = array, key
+
+        def __reduce__(self):
+            stride = tuple(s // 4 for s in self.array.strides)
+            return (_rebuild_tensor_v2, (Storage(self.key), 0, self.array.shape, stride, False, {}))
+
+    class Pickler(pickle.Pickler):
+        def persistent_id(self, obj):
+            if isinstance(obj, Storage):
+                return ("storage", FloatStorage, obj.key, "cpu", storages[obj.key].size)
+            return None
+
+    saved = sys.modules.copy()
+    sys.modules.update(
+        {
+            "torch": fake_torch,
+            "torch._utils": fake_utils,
+            "gym": types.ModuleType("gym"),
+            "gym.spaces": fake_gym,
+        }
+    )
+    try:
+        tensors = {}
+        for i, (name, array) in enumerate(state.items()):
+            storages[str(i)] = array
+            tensors[name] = Tensor(array, str(i))
+        buffer = io.BytesIO()
+        ckpt = {"policy_state_dict": tensors, "policy_init_kwargs": {"space": Box()}}
+        Pickler(buffer, protocol=2).dump(ckpt)
+    finally:
+        sys.modules.clear()
+        sys.modules.update(saved)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", buffer.getvalue())
+        for key, array in storages.items():
+            archive.writestr(f"archive/data/{key}", np.ascontiguousarray(array).tobytes())
+
+
+def test_roach_pth_checkpoint_loads_without_torch_and_without_running_code(tmp_path):
+    state = {k: RNG.standard_normal(s).astype(np.float32) for k, s in PARAMETER_SHAPES.items()}
+    _write_torch_checkpoint(tmp_path / "ckpt.pth", state)
+    loaded = load_state_dict(tmp_path / "ckpt.pth")
+    assert all(np.array_equal(loaded[k], state[k]) for k in state)
+    assert RoachPolicy(tmp_path / "ckpt.pth")(BIRDVIEW, MEASUREMENTS) is not None
+
+
+def test_wrong_checkpoints_are_refused_with_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match=r"nope.pth"):
+        RoachPolicy(tmp_path / "nope.pth")
+    (tmp_path / "text.pth").write_text("not a checkpoint")
+    with pytest.raises(ValueError, match=r"text.pth: not a Roach policy checkpoint"):
+        RoachPolicy(tmp_path / "text.pth")
+    state = {k: np.zeros(s, np.float32) for k, s in PARAMETER_SHAPES.items()}
+    state["policy_head.0.weight"] = np.zeros((128, 256), np.float32)
+    np.savez(tmp_path / "other.npz", **state)
+    with pytest.raises(ValueError, match=r"other.npz: policy_head.0.weight has shape \(128, 256\)"):
+        RoachPolicy(tmp_path / "other.npz")
+    del state["dist_mu.0.bias"]
+    np.savez(tmp_path / "partial.npz", **state)
+    with pytest.raises(ValueError, match=r"partial.npz: .*missing dist_mu.0.bias"):
+        RoachPolicy(tmp_path / "partial.npz")
+
+
+def test_bad_inputs_name_the_shape():
+    policy = _policy()
+    with pytest.raises(ValueError, match=r"birdview has shape \(3, 192, 192\)"):
+        policy(BIRDVIEW[:3], MEASUREMENTS)
+    with pytest.raises(ValueError, match=r"measurements have shape \(5,\)"):
+        policy(BIRDVIEW, MEASUREMENTS[:5])
+
+
+def test_a_checkpoint_cannot_run_code(tmp_path):
+    marker = tmp_path / "ran"
+
+    class Exploit:
+        def __reduce__(self):
+            import os
+
+            return (os.system, (f"touch {marker}",))
+
+    with zipfile.ZipFile(tmp_path / "evil.pth", "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps({"policy_state_dict": Exploit()}))
+    with pytest.raises(ValueError, match=r"evil.pth: not a Roach policy checkpoint"):
+        load_state_dict(tmp_path / "evil.pth")
+    assert not marker.exists()

@@ -1,0 +1,336 @@
+"""YOLOv8n detector: the graph is the real architecture, seeded, loadable from a file, and
+its pre/post-processing maps boxes back to the original image (real onnxruntime, no mocks)."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from carla_demo import yolo
+from carla_demo.weights import RandomWeightsWarning
+from carla_demo.yolo import CAR, STOP_SIGN, Detector, build_yolov8n, letterbox, nms
+
+YOLOV8N_PARAMS = 3_151_904  # ultralytics' fused yolov8n (Conv+BN folded), 80 classes
+
+
+def quiet_detector(**kwargs) -> Detector:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RandomWeightsWarning)
+        return Detector(**kwargs)
+
+
+@pytest.fixture(scope="module")
+def image() -> np.ndarray:
+    return np.random.default_rng(42).integers(0, 256, (600, 960, 3), dtype=np.uint8)
+
+
+@pytest.fixture(scope="module")
+def seeded() -> Detector:
+    return quiet_detector(seed=0)
+
+
+@pytest.fixture(scope="module")
+def model_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("weights") / "yolov8n.onnx"
+    onnx.save(build_yolov8n(seed=0), path)
+    return path
+
+
+def raw(detector: Detector, image: np.ndarray) -> np.ndarray:
+    return detector.infer(detector.preprocess(image)[0])
+
+
+# --- the graph ----------------------------------------------------------------------
+
+
+def test_graph_is_valid_yolov8n_with_ultralytics_layout() -> None:
+    model = build_yolov8n(seed=0)
+    onnx.checker.check_model(model, full_check=True)
+    graph = model.graph
+    assert [i.name for i in graph.input] == ["images"]
+    assert [o.name for o in graph.output] == ["output0"]
+    dims = [d.dim_value for d in graph.input[0].type.tensor_type.shape.dim]
+    assert dims == [1, 3, 640, 640]
+    inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    out_dims = [d.dim_value for d in inferred.graph.output[0].type.tensor_type.shape.dim]
+    assert out_dims == [1, 84, 8400]
+    params = sum(int(np.prod(t.dims)) for t in graph.initializer)
+    assert abs(params - YOLOV8N_PARAMS) / YOLOV8N_PARAMS < 0.05, params
+    ops = [n.op_type for n in graph.node]
+    assert ops.count("MaxPool") == 3  # SPPF
+    assert ops.count("Resize") == 2  # FPN upsamples
+    assert ops.count("Softmax") == 1  # DFL
+
+
+def test_output_shape_and_value_ranges(seeded: Detector, image: np.ndarray) -> None:
+    out = raw(seeded, image)
+    assert out.shape == (1, 84, 8400)
+    assert out.dtype == np.float32
+    assert np.isfinite(out).all()
+    scores = out[0, 4:]
+    assert ((scores >= 0) & (scores <= 1)).all()
+    assert (out[0, 2:4] >= 0).all()  # widths and heights
+    # Activations neither vanished nor exploded: box sizes vary across anchors.
+    assert out[0, 2:4].std() > 1.0
+
+
+def test_decoding_matches_ultralytics_dist2bbox(image: np.ndarray) -> None:
+    """output0 = DFL expectation + dist2bbox on the (1, 144, 8400) head output, xywh
+    scaled by stride, classes through a sigmoid: checked against a numpy rewrite."""
+    model = build_yolov8n(seed=3)
+    (head,) = [
+        n.output[0]
+        for n in model.graph.node
+        if n.op_type == "Concat" and helper.get_attribute_value(n.attribute[0]) == 2
+    ]
+    model.graph.output.append(helper.make_empty_tensor_value_info(head))
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    tensor, _, _ = letterbox(image, 640)
+    out, pred = session.run(["output0", head], {"images": tensor})
+    assert pred.shape == (1, 144, 8400)
+
+    logits = pred[0, :64].reshape(4, 16, -1).astype(np.float64)
+    prob = np.exp(logits - logits.max(axis=1, keepdims=True))
+    prob /= prob.sum(axis=1, keepdims=True)
+    lt_rb = (prob * np.arange(16)[None, :, None]).sum(axis=1)  # (4, A)
+    anchors, strides = [], []
+    for stride in (8, 16, 32):
+        n = 640 // stride
+        ys, xs = np.mgrid[0:n, 0:n] + 0.5
+        anchors.append(np.stack([xs.ravel(), ys.ravel()]))
+        strides.append(np.full(n * n, stride))
+    anchor, stride = np.concatenate(anchors, axis=1), np.concatenate(strides)
+    x1y1, x2y2 = anchor - lt_rb[:2], anchor + lt_rb[2:]
+    xywh = np.concatenate([(x1y1 + x2y2) / 2, x2y2 - x1y1]) * stride
+    np.testing.assert_allclose(out[0, :4], xywh, rtol=1e-4, atol=1e-2)
+    np.testing.assert_allclose(out[0, 4:], 1 / (1 + np.exp(-pred[0, 64:])), rtol=1e-5, atol=1e-6)
+
+
+def test_input_size_must_be_a_multiple_of_32() -> None:
+    with pytest.raises(ValueError, match="multiple of 32"):
+        build_yolov8n(input_size=600)
+
+
+def test_smaller_input_size() -> None:
+    detector = quiet_detector(input_size=320)
+    tensor, _, _ = detector.preprocess(np.zeros((100, 200, 3), np.uint8))
+    assert tensor.shape == (1, 3, 320, 320)
+    assert detector.infer(tensor).shape == (1, 84, 40 * 40 + 20 * 20 + 10 * 10)
+
+
+# --- seeding, weights file ----------------------------------------------------------
+
+
+def test_seeded_determinism(seeded: Detector, image: np.ndarray) -> None:
+    other = quiet_detector(seed=0)
+    np.testing.assert_array_equal(raw(seeded, image), raw(other, image))
+    first, second = seeded(image), other(image)
+    assert first.dtype == np.float32 and first.shape[1] == 6
+    np.testing.assert_array_equal(first, second)
+    assert not np.array_equal(raw(seeded, image), raw(quiet_detector(seed=1), image))
+
+
+def test_random_weights_warn(image: np.ndarray) -> None:
+    with pytest.warns(RandomWeightsWarning, match="weights=PATH"):
+        detector = Detector(seed=0)
+    assert detector.random_weights
+
+
+def test_weights_file_round_trip(seeded: Detector, model_file: Path, image: np.ndarray) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RandomWeightsWarning)
+        loaded = Detector(weights=model_file)
+    assert not loaded.random_weights
+    assert loaded.input_size == 640
+    np.testing.assert_array_equal(raw(loaded, image), raw(seeded, image))
+    np.testing.assert_array_equal(loaded(image), seeded(image))
+
+
+def test_dynamic_axes_export_loads(seeded: Detector, tmp_path: Path, image: np.ndarray) -> None:
+    """`yolo export ... dynamic=True` names its axes instead of fixing them."""
+    model = build_yolov8n(seed=0)
+    axes = {
+        model.graph.input[0].name: ["batch", None, "height", "width"],
+        model.graph.output[0].name: ["batch", None, "anchors"],
+    }
+    for value in (model.graph.input[0], model.graph.output[0]):
+        for dim, name in zip(value.type.tensor_type.shape.dim, axes[value.name], strict=True):
+            if name:
+                dim.dim_param = name
+    path = tmp_path / "dynamic.onnx"
+    onnx.save(model, path)
+    loaded = Detector(weights=str(path))
+    assert loaded.input_size == 640
+    np.testing.assert_array_equal(raw(loaded, image), raw(seeded, image))
+
+
+def test_missing_weights_file(tmp_path: Path) -> None:
+    path = tmp_path / "nope" / "yolov8n.onnx"
+    with pytest.raises(FileNotFoundError, match=re.escape(str(path))):
+        Detector(weights=path)
+
+
+def test_not_an_onnx_file(tmp_path: Path) -> None:
+    path = tmp_path / "yolov8n.onnx"
+    path.write_text("definitely not a protobuf\n")
+    with pytest.raises(ValueError, match=re.escape(f"{path}: not an ONNX model: ")):
+        Detector(weights=path)
+
+
+def tiny_model(path: Path, in_shape: list[int], out_shape: list[int]) -> Path:
+    """A one-node model (Reshape) with the given input and output shapes."""
+    shape = numpy_helper.from_array(np.array(out_shape, dtype=np.int64), "shape")
+    graph = helper.make_graph(
+        [helper.make_node("Reshape", ["images", "shape"], ["output0"])],
+        "tiny",
+        [helper.make_tensor_value_info("images", TensorProto.FLOAT, in_shape)],
+        [helper.make_tensor_value_info("output0", TensorProto.FLOAT, out_shape)],
+        [shape],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.checker.check_model(model)
+    onnx.save(model, path)
+    return path
+
+
+def test_wrong_output_shape(tmp_path: Path) -> None:
+    path = tiny_model(tmp_path / "tiny.onnx", [1, 3, 32, 32], [1, 6, 512])
+    with pytest.raises(ValueError) as info:
+        Detector(weights=path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "(1, 84, N)" in message and "[1, 6, 512]" in message
+
+
+def test_wrong_input_shape(tmp_path: Path) -> None:
+    path = tiny_model(tmp_path / "gray.onnx", [1, 1, 64, 42], [1, 84, 32])
+    with pytest.raises(ValueError) as info:
+        Detector(weights=path)
+    message = str(info.value)
+    assert str(path) in message
+    assert "(1, 3, S, S)" in message and "[1, 1, 64, 42]" in message
+
+
+# --- pre- and post-processing ---------------------------------------------------------
+
+
+def test_letterbox_geometry() -> None:
+    image = np.zeros((600, 960, 3), np.uint8)
+    image[300:, :] = 255  # bottom half white
+    tensor, scale, pad = letterbox(image, 640)
+    assert tensor.shape == (1, 3, 640, 640) and tensor.dtype == np.float32
+    assert scale == pytest.approx(2 / 3)
+    assert pad == (0, 120)  # 960x600 -> 640x400, centred vertically
+    gray = 114 / 255
+    np.testing.assert_allclose(tensor[0, :, :120], gray, atol=1e-6)
+    np.testing.assert_allclose(tensor[0, :, 520:], gray, atol=1e-6)
+    assert tensor[0, :, 125:315].max() == 0.0  # top half black
+    assert tensor[0, :, 325:515].min() == 1.0  # bottom half white
+    # A portrait image pads left and right.
+    tensor, scale, pad = letterbox(np.zeros((640, 320, 3), np.uint8), 320)
+    assert (scale, pad) == (0.5, (80, 0))
+
+
+def test_letterbox_rejects_non_rgb_uint8() -> None:
+    with pytest.raises(ValueError, match="HxWx3 uint8"):
+        letterbox(np.zeros((10, 10), np.uint8), 64)
+    with pytest.raises(ValueError, match="HxWx3 uint8"):
+        letterbox(np.zeros((10, 10, 3), np.float32), 64)
+
+
+def test_nms_is_class_aware() -> None:
+    boxes = np.array(
+        [
+            [0, 0, 100, 100],  # 0: best car
+            [5, 5, 105, 105],  # 1: car overlapping 0 (IoU ~0.82): suppressed
+            [5, 5, 105, 105],  # 2: stop sign at the same place: kept
+            [200, 200, 260, 260],  # 3: far away car: kept
+            [0, 0, 100, 60],  # 4: car, IoU 0.6 with 0 -> kept at 0.7, dropped at 0.5
+        ],
+        dtype=np.float32,
+    )
+    scores = np.array([0.9, 0.8, 0.7, 0.6, 0.5])
+    classes = np.array([CAR, CAR, STOP_SIGN, CAR, CAR])
+    np.testing.assert_array_equal(nms(boxes, scores, classes, 0.7), [0, 2, 3, 4])
+    np.testing.assert_array_equal(nms(boxes, scores, classes, 0.5), [0, 2, 3])
+    np.testing.assert_array_equal(nms(boxes, scores, classes, 0.5, max_det=2), [0, 2])
+    # Order follows the scores, not the input.
+    np.testing.assert_array_equal(nms(boxes[::-1], scores[::-1], classes[::-1], 0.5), [4, 2, 1])
+    assert nms(np.zeros((0, 4)), np.zeros(0), np.zeros(0), 0.5).shape == (0,)
+
+
+def crafted_raw(entries: list[tuple[tuple[float, float, float, float], int, float]]) -> np.ndarray:
+    """A (1, 84, 8400) raw output, near-zero scores but for `entries`: ((x1, y1, x2, y2)
+    in letterboxed pixels, class id, score) at anchors 0, 1, ..."""
+    raw = np.zeros((1, 84, 8400), np.float32)
+    raw[0, 4:] = 1e-3
+    raw[0, :4] = [[320], [320], [10], [10]]
+    for anchor, ((x1, y1, x2, y2), cls, score) in enumerate(entries):
+        raw[0, :4, anchor] = [(x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1]
+        raw[0, 4 + cls, anchor] = score
+    return raw
+
+
+def test_postprocess_maps_boxes_back_to_the_image() -> None:
+    scale, pad, shape = 2 / 3, (0, 120), (600, 960, 3)
+
+    def to_letterbox(x1: float, y1: float, x2: float, y2: float) -> tuple[float, ...]:
+        return (x1 * scale, y1 * scale + pad[1], x2 * scale, y2 * scale + pad[1])
+
+    stop = (100.0, 200.0, 300.0, 400.0)
+    raw = crafted_raw(
+        [
+            (to_letterbox(*stop), STOP_SIGN, 0.9),
+            (to_letterbox(110, 205, 305, 410), STOP_SIGN, 0.8),  # duplicate: suppressed
+            (to_letterbox(*stop), CAR, 0.7),  # other class: kept
+            (to_letterbox(500, 100, 600, 200), CAR, 0.1),  # below conf_threshold
+            (to_letterbox(900, -50, 1000, 50), CAR, 0.6),  # clipped to the image
+        ]
+    )
+    out = yolo._postprocess(raw, scale, pad, shape, conf_threshold=0.25, iou_threshold=0.45)
+    assert out.dtype == np.float32
+    expected = [
+        [*stop, 0.9, STOP_SIGN],
+        [*stop, 0.7, CAR],
+        [900, 0, 960, 50, 0.6, CAR],
+    ]
+    np.testing.assert_allclose(out, expected, atol=1e-3)
+
+
+def test_postprocess_empty_and_capped() -> None:
+    empty = yolo._postprocess(crafted_raw([]), 1.0, (0, 0), (640, 640, 3))
+    assert empty.shape == (0, 6) and empty.dtype == np.float32
+    # 400 disjoint boxes: capped at 300, best first.
+    entries = [
+        ((x * 32.0, y * 32.0, x * 32.0 + 16, y * 32.0 + 16), CAR, 0.3 + i / 1000)
+        for i, (y, x) in enumerate(np.ndindex(20, 20))
+    ]
+    out = yolo._postprocess(crafted_raw(entries), 1.0, (0, 0), (640, 640, 3))
+    assert out.shape == (300, 6)
+    assert (np.diff(out[:, 4]) <= 0).all()
+    assert out[0, 4] == pytest.approx(0.699)
+
+
+def test_detector_call_end_to_end(seeded: Detector, image: np.ndarray) -> None:
+    out = seeded(image)
+    assert out.ndim == 2 and out.shape[1] == 6 and out.dtype == np.float32
+    assert len(out) <= yolo.MAX_DET
+    if len(out):
+        assert (out[:, [0, 2]] <= 960).all() and (out[:, [1, 3]] <= 600).all()
+        assert (out[:, :4] >= 0).all() and (out[:, 4] > seeded.conf_threshold).all()
+
+
+def test_coco_constants() -> None:
+    assert len(yolo.COCO_NAMES) == 80
+    constants = ("PERSON", "BICYCLE", "CAR", "MOTORCYCLE", "BUS", "TRUCK", "TRAFFIC_LIGHT")
+    for constant in (*constants, "STOP_SIGN"):
+        class_id = getattr(yolo, constant)
+        assert yolo.COCO_NAMES[class_id] == constant.lower().replace("_", " ")
