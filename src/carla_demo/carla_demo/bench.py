@@ -44,7 +44,7 @@ def _row(
         "median_ms": statistics.median(ms),
         "p90_ms": _percentile(ms, 0.9),
         "p99_ms": _percentile(ms, 0.99),
-        "same_controls_every_run": "yes" if same else "NO" if len(runs) > 1 else "n/a (1 run)",
+        "same_controls_every_run": "n/a (1 run)" if len(runs) < 2 else "yes" if same else "NO",
         "controls_equal_floor": "n/a" if floor is None else "yes" if controls[0] == floor else "NO",
     }
 
@@ -79,31 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         )
     missing = rclpy_missing()
     skipped = {}
-    results: dict[str, list[dict[str, Any]]] = {}
-    # The floor first: its controls are the reference the HPRM variants must reproduce.
-    for variant in sorted(variants, key=lambda v: v != "floor"):
-        if variant.startswith("ros2") and missing:
-            skipped[variant] = missing
-            print(f"carla-ab: {variant} skipped: {missing}", file=sys.stderr)
-            continue
-        for run in range(args.runs):
-            print(
-                f"carla-ab: {variant}, run {run + 1}/{args.runs} ({warmup} warm-up + {frames} "
-                "frames)...",
-                file=sys.stderr,
-                flush=True,
-            )
-            results.setdefault(variant, []).append(
-                run_variant(
-                    variant,
-                    frames,
-                    warmup,
-                    seed=args.seed,
-                    policy_weights=args.policy_weights,
-                    detector_weights=args.detector_weights,
-                    carla_host=args.carla_host,
-                )
-            )
+    try:
+        results = _run_all(args, variants, frames, warmup, missing, skipped)
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(f"carla-ab: {exc}", file=sys.stderr)
+        return 1
     floor = None
     if "floor" in results:
         floor = [r["control"] for r in results["floor"][0]["frames"]]
@@ -140,6 +120,35 @@ def main(argv: list[str] | None = None) -> int:
         _box_plot(args.plot, doc["latencies_ms"])
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0
+
+
+def _run_all(args, variants, frames, warmup, missing, skipped) -> dict[str, list[dict[str, Any]]]:
+    results: dict[str, list[dict[str, Any]]] = {}
+    # The floor first: its controls are the reference the HPRM variants must reproduce.
+    for variant in sorted(variants, key=lambda v: v != "floor"):
+        if variant.startswith("ros2") and missing:
+            skipped[variant] = missing
+            print(f"carla-ab: {variant} skipped: {missing}", file=sys.stderr)
+            continue
+        for run in range(args.runs):
+            print(
+                f"carla-ab: {variant}, run {run + 1}/{args.runs} ({warmup} warm-up + {frames} "
+                "frames)...",
+                file=sys.stderr,
+                flush=True,
+            )
+            results.setdefault(variant, []).append(
+                run_variant(
+                    variant,
+                    frames,
+                    warmup,
+                    seed=args.seed,
+                    policy_weights=args.policy_weights,
+                    detector_weights=args.detector_weights,
+                    carla_host=args.carla_host,
+                )
+            )
+    return results
 
 
 def _box_plot(path: str, latencies: dict[str, list[float]]) -> None:

@@ -119,7 +119,8 @@ def _beta_mode(alpha: np.ndarray, beta: np.ndarray) -> np.ndarray:
     mode = (alpha - 1.0) / np.maximum(alpha + beta - 2.0, 1e-12)
     mode = np.where((alpha <= 1) & (beta > 1), 0.0, mode)
     mode = np.where((alpha > 1) & (beta <= 1), 1.0, mode)
-    return np.where((alpha <= 1) & (beta <= 1), alpha / (alpha + beta), mode)
+    mean = alpha / np.maximum(alpha + beta, 1e-12)
+    return np.where((alpha <= 1) & (beta <= 1), mean, mode)
 
 
 class RoachPolicy:

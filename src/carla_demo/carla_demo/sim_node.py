@@ -102,7 +102,9 @@ class Sim(Node):
         if self.report:
             with open(self.report, "w") as f:
                 json.dump({"warmup": self.warmup, "frames": self.rows}, f)
-        rclpy.shutdown()
+        # The way out of spin from a callback (rclpy.shutdown() here deadlocks Humble's
+        # executor); under HPRM it stops the whole federation.
+        raise SystemExit(0)
 
     def destroy_node(self):
         self.world.close()
@@ -116,7 +118,7 @@ def main(args=None):
     node = Sim()
     try:
         rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (KeyboardInterrupt, ExternalShutdownException, SystemExit):
         pass
     finally:
         node.destroy_node()

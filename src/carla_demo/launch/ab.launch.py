@@ -12,6 +12,9 @@ per-frame latencies to ``report`` (a JSON file) when given; ``hprm bench carla-a
 every variant and compares them.
 """
 
+import sys
+from pathlib import Path
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, EmitEvent, OpaqueFunction, RegisterEventHandler
 from launch.event_handlers import OnProcessExit
@@ -23,6 +26,20 @@ VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized")
 NODES = ("sim", "agent", "detector", "fusion")
 TWO_INPUT = ("agent", "fusion")
 STP_PER_FRAME_S = 2.0  # as carla_demo.ab: decentralized runs happen at one logical time
+SOURCES = Path(__file__).resolve().parent.parent / "carla_demo"  # the source tree's node files
+
+
+def _where(node, ported):
+    """The source tree's node file when this launch file runs from it, else the installed
+    package's executable (colcon build)."""
+    path = SOURCES / f"{node}_node.py"
+    if not path.exists():
+        return dict(package="carla_demo", executable=node)
+    return (
+        dict(executable=str(path))
+        if ported
+        else dict(executable=sys.executable, arguments=[str(path)])
+    )
 
 
 def _nodes(context):
@@ -49,9 +66,9 @@ def _nodes(context):
     if variant.startswith("ros2"):
         nodes = {
             n: Node(
-                package="carla_demo",
-                executable=n,
+                **_where(n, ported=False),
                 name=n,
+                exec_name=n,
                 output="screen",
                 parameters=[params[n]] if n in params else None,
             )
@@ -70,8 +87,7 @@ def _nodes(context):
     stp = f"{int(STP_PER_FRAME_S * (frames + warmup) + 30)} s"
     ported = [
         PortedNode(
-            package="carla_demo",
-            executable=n,
+            **_where(n, ported=True),
             name=n,
             output="screen",
             parameters=[params[n]] if n in params else None,

@@ -65,6 +65,8 @@ def spin(node: Node, executor: Any = None) -> None:
     _state["shutdown"] = True
     if code:
         raise SystemExit(code)
+    if node.system_exit is not None:
+        raise node.system_exit
 
 
 def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = None) -> None:

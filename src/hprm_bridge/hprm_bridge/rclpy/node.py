@@ -144,6 +144,7 @@ class Node:
         self._clock = Clock(self._reactor)
         self._logger = RcutilsLogger(node_name, self._clock.now_ns)
         self._finalized = False
+        self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
 
     # -- names --------------------------------------------------------------------
 
@@ -306,10 +307,12 @@ class Node:
         r = self._reactor
         triggers: list[Any] = []
         for sub in self._subscriptions:
-            r.add_reaction(_deliver(sub), sub._port, name=f"on_{sub._port.name}")
+            r.add_reaction(self._exits(_deliver(sub)), sub._port, name=f"on_{sub._port.name}")
             triggers.append(sub._port)
         for handle in self._timers:
-            r.add_reaction(_tick(handle), handle._timer, name=f"on_{handle._timer.name}")
+            r.add_reaction(
+                self._exits(_tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
+            )
             triggers.append(handle._timer)
         if self._publishers and triggers:
             r.add_reaction(
@@ -326,6 +329,23 @@ class Node:
             len(self._timers),
         )
         return r
+
+
+    def _exits(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way
+        out of a callback: ``rclpy.shutdown()`` there deadlocks Humble's global executor).
+        Here it stops the federation at the next tag, and `rclpy.spin` raises the same
+        SystemExit once the federation has stopped, for the node's main to catch."""
+
+        def run() -> None:
+            try:
+                callback()
+            except SystemExit as exc:
+                if self.system_exit is None:
+                    self.system_exit = exc
+                self._reactor.request_stop()
+
+        return run
 
 
 def _deliver(sub: Subscription) -> Callable[[], None]:
