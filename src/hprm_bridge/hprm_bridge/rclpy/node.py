@@ -330,7 +330,6 @@ class Node:
         )
         return r
 
-
     def _exits(self, callback: Callable[[], None]) -> Callable[[], None]:
         """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way
         out of a callback: ``rclpy.shutdown()`` there deadlocks Humble's global executor).
