@@ -157,7 +157,11 @@ class Federation(launch.Action):
     publishing to each other get a one-microstep delay on the connections
     that close a loop (as ``hprm-ros run``). ``bridge=True`` adds the gateway
     federate (:mod:`hprm_bridge.gateway`): every topic the ported nodes leave
-    open is carried to and from the plain ROS 2 nodes of the launch."""
+    open is carried to and from the plain ROS 2 nodes of the launch.
+    ``bag_play`` (a rosbag2 bag) replays it into the nodes deterministically,
+    ``bag_stamp`` naming the topics whose logical time is their header.stamp;
+    ``bag_record`` (a new bag) records what the nodes publish and none of them
+    subscribes to (:mod:`hprm_bridge.bag`; the launch ends when the bag does)."""
 
     def __init__(
         self,
@@ -168,6 +172,9 @@ class Federation(launch.Action):
         timeout: str | None = None,
         after: dict[str, str] | None = None,
         bridge: bool = False,
+        bag_play: str | None = None,
+        bag_record: str | None = None,
+        bag_stamp: list[str] | tuple[str, ...] = (),
         output: str = "screen",
         **kwargs: Any,
     ) -> None:
@@ -193,6 +200,7 @@ class Federation(launch.Action):
         self.timeout = timeout
         self.after = dict(after or {})
         self.bridge = bool(bridge)
+        self.bag_play, self.bag_record, self.bag_stamp = bag_play, bag_record, list(bag_stamp)
         self.output = output
 
     @classmethod
@@ -208,6 +216,21 @@ class Federation(launch.Action):
         kwargs["nodes"] = [parser.parse_action(child) for child in entity.children]
         return cls, kwargs
 
+    def _boundary(self) -> dict[str, list[str]]:
+        """The federates beside the nodes, by name: the gateway (``bridge``), the bag
+        player and recorder (``bag_play``, ``bag_record``), without the RTI's address."""
+        from hprm_bridge.bag.cli import boundary_federates
+
+        extra = {}
+        if self.bridge:
+            extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY,
+                              "--timeout", self.timeout or "",
+                              "--stp-offset", self.stp_offset or ""]  # fmt: skip
+        if self.bag_play or self.bag_record:
+            extra.update(boundary_federates(self.bag_play, self.bag_record, stamp=self.bag_stamp,
+                                            stp_offset=self.stp_offset))  # fmt: skip
+        return extra
+
     def rti_command(self, names: list[str], rti_dir: str, federation: str) -> list[str]:
         """The RTI's command line (the federates' are the nodes' own, wrapped)."""
         opts = [*rti_options(self.coordination, self.after), "--signal-grace", SIGNAL_GRACE]
@@ -215,8 +238,11 @@ class Federation(launch.Action):
 
     def execute(self, context: launch.LaunchContext) -> list[launch.Action]:
         names = [n.federate_name(context) for n in self.nodes]
-        if self.bridge:
-            names.append(GATEWAY)
+        try:
+            boundary = self._boundary()
+        except ValueError as exc:
+            raise RuntimeError(f"Federation: {exc}") from None
+        names += list(boundary)
         try:
             check_federation(names, coordination=self.coordination)
         except ValueError as exc:
@@ -238,17 +264,15 @@ class Federation(launch.Action):
             federates: list[launch.Action] = list(self.nodes)
             watched = [(rti, "the HPRM RTI")]
             watched += [(n, f"HPRM federate {n.federate_name(context)}") for n in self.nodes]
-            if self.bridge:
-                gateway = ExecuteProcess(
-                    cmd=[sys.executable, "-m", "hprm_bridge.gateway", GATEWAY,
-                         "--rti", settings["rti"], "--federation", federation, "--listen-dir",
-                         rti_dir, "--timeout", settings["timeout"], "--stp-offset",
-                         settings["stp_offset"]],
-                    name=GATEWAY, output=self.output,
+            for name, cmd in boundary.items():  # the gateway, the bag player and recorder
+                process = ExecuteProcess(
+                    cmd=[*cmd, "--rti", settings["rti"], "--federation", federation,
+                         "--listen-dir", rti_dir],
+                    name=name, output=self.output,
                     additional_env={"HPRM_SECRET": secret, "PYTHONUNBUFFERED": "1"},
                 )  # fmt: skip
-                federates.append(gateway)
-                watched.append((gateway, "the HPRM gateway"))
+                federates.append(process)
+                watched.append((process, f"the HPRM {name} federate"))
             watch = [
                 launch.actions.RegisterEventHandler(
                     OnProcessExit(target_action=action, on_exit=_on_exit(label))

@@ -147,3 +147,118 @@ def test_diff_names_the_first_difference_and_bad_bags_are_refused(bag, tmp_path)
                         "--coordination", "decentralized"], capture_output=True, text=True,
                        timeout=120)  # fmt: skip
     assert r.returncode == 2 and "--fast needs centralized" in r.stderr
+
+
+# -- recording a live federation, the Python API, the launch action, custom types -------
+
+CAMERA = os.path.join(PIPELINE, "camera.py")
+
+
+def _record_live(out):
+    r = subprocess.run(
+        [*HPRM_ROS, "bag", "record", str(out), CAMERA, "--param", "camera:fps:=10.0",
+         "--param", "camera:width:=64", "--param", "camera:height:=48", "--timeout", "1 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+def _timestamps(path):
+    from rosbags.rosbag2 import Reader
+
+    with Reader(path) as reader:
+        return [(c.topic, t) for c, t, _ in reader.messages()]
+
+
+def test_record_writes_a_live_federation_on_its_logical_time_grid(tmp_path):
+    _record_live(tmp_path / "a")
+    _record_live(tmp_path / "b")
+    stamps = [t for topic, t in _timestamps(tmp_path / "a") if topic == "/camera/image_raw"]
+    # the camera's 10 Hz timer from 100 ms to the 1 s timeout: logical times, exactly
+    assert stamps == [k * 100_000_000 for k in range(1, 11)]
+    # a second live run: the same timestamps (its header stamps differ: the start time does)
+    assert _timestamps(tmp_path / "b") == _timestamps(tmp_path / "a")
+    r = subprocess.run([*HPRM_ROS, "bag", "record", str(tmp_path / "a"), CAMERA],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and "already exists" in r.stderr
+
+
+def test_the_python_api_is_the_command_line(bag, tmp_path):
+    from hprm_bridge import bag as hbag
+
+    play(bag, tmp_path / "cli", "--fast")
+    code = hbag.play(bag, NODES, record=tmp_path / "api", fast=True,
+                     params=["planner:image_width:=64"])  # fmt: skip
+    assert code == 0
+    assert hbag.diff(tmp_path / "cli", tmp_path / "api") is None
+    assert hbag.record(tmp_path / "live", [CAMERA], timeout="300 ms",
+                       params=["camera:width:=64", "camera:height:=48"]) == 0  # fmt: skip
+    assert len(_timestamps(tmp_path / "live")) >= 2
+    with pytest.raises(ValueError, match="hprm-ros bag play"):
+        hbag.play(tmp_path / "missing", NODES)
+
+
+@pytest.mark.ros2
+def test_the_launch_action_replays_as_the_command_line(bag, tmp_path):
+    if shutil.which("ros2") is None:
+        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+    launch_file = tmp_path / "replay.launch.py"
+    nodes = ", ".join(
+        f"PortedNode(executable={n!r}, name={os.path.basename(n)[:-3]!r}"
+        + (", parameters=[{'image_width': 64}])" if n.endswith("planner.py") else ")")
+        for n in NODES
+    )
+    launch_file.write_text(
+        "from launch import LaunchDescription\n"
+        "from hprm_bridge.launch import Federation, PortedNode\n\n\n"
+        "def generate_launch_description():\n"
+        f"    return LaunchDescription([Federation([{nodes}], bag_play={str(bag)!r}, "
+        f"bag_record={str(tmp_path / 'launched')!r})])\n"
+    )
+    play(bag, tmp_path / "cli")
+    r = subprocess.run([sys.executable, shutil.which("ros2"), "launch", str(launch_file)],
+                       capture_output=True, text=True, timeout=180)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert diff(tmp_path / "cli", tmp_path / "launched").stdout.strip() == "identical"
+
+
+def test_a_bag_of_a_custom_message_type_plays_with_its_msg_on_the_path(tmp_path):
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import get_types_from_msg
+
+    msg_root = tmp_path / "msgs"
+    (msg_root / "demo_msgs" / "msg").mkdir(parents=True)
+    definition = "std_msgs/Header header\nfloat64 value\nstring label\n"
+    (msg_root / "demo_msgs" / "msg" / "Reading.msg").write_text(definition)
+    reg = default_registry()
+    reg.store.register(get_types_from_msg(definition, "demo_msgs/msg/Reading"))
+    with Writer(tmp_path / "custom", version=8, storage_plugin=StoragePlugin.MCAP) as w:
+        conn = w.add_connection("/reading", "demo_msgs/msg/Reading", typestore=reg.store)
+        for k in range(5):
+            msg = reg.new("demo_msgs/msg/Reading", value=float(k), label=f"r{k}")
+            w.write(conn, T0 + k * 100_000_000, bytes(reg.encode(msg, "demo_msgs/msg/Reading")))
+    node = tmp_path / "doubler.py"
+    node.write_text(
+        "import rclpy\nfrom rclpy.node import Node\nfrom std_msgs.msg import Float64\n"
+        "from demo_msgs.msg import Reading\n\n\n"
+        "class Doubler(Node):\n"
+        "    def __init__(self):\n"
+        "        super().__init__('doubler')\n"
+        "        self.pub = self.create_publisher(Float64, 'doubled', 10)\n"
+        "        self.create_subscription(Reading, 'reading', self.on_reading, 10)\n\n"
+        "    def on_reading(self, msg):\n"
+        "        self.pub.publish(Float64(data=2 * msg.value))\n\n\n"
+        "rclpy.init()\nrclpy.spin(Doubler())\n"
+    )
+    env = dict(os.environ, HPRM_MSG_PATH=str(msg_root))
+    r = subprocess.run([*HPRM_ROS, "bag", "play", str(tmp_path / "custom"), str(node),
+                        "--record", str(tmp_path / "out"), "--fast"],
+                       capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    from rosbags.rosbag2 import Reader
+
+    with Reader(tmp_path / "out") as reader:
+        values = [reg.decode(raw, c.msgtype).data for c, _, raw in reader.messages()
+                  if c.topic == "/doubled"]  # fmt: skip
+    assert values == [0.0, 2.0, 4.0, 6.0, 8.0]
