@@ -49,6 +49,7 @@ setup(
             "ros2-wire = hprm_bridge.bench.wire:main",
             "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",
             "bridge = hprm_bridge.bench.bridge:main",
+            "replay = hprm_bridge.bench.replay:main",
         ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
         # <hprm_federation>/<hprm_node> in XML and YAML launch files (read by

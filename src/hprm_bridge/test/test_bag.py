@@ -9,48 +9,22 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
+from hprm_bridge.bench.replay import T0, write_bag
 from hprm_bridge.examples import ros_pipeline
 from hprm_bridge.wire.typesys import default_registry
 
 PIPELINE = os.path.dirname(ros_pipeline.__file__)
 NODES = [os.path.join(PIPELINE, f"{n}.py") for n in ("detector", "planner", "controller")]
 HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli"]
-T0 = 1_700_000_000_000_000_000
 
 
 def make_bag(path, *, seconds=2.0, seed=5, jitter=True):
     """Camera frames stamped every 100 ms, received up to 30 ms later (log
     time); IMU every 20 ms (log time = stamp: equal to a frame's stamp time
-    at every multiple of 100 ms)."""
-    from rosbags.rosbag2 import StoragePlugin, Writer
-
-    reg = default_registry()
-    rng = np.random.default_rng(seed)
-    with Writer(path, version=8, storage_plugin=StoragePlugin.MCAP) as w:
-        cam = w.add_connection("/camera/image_raw", "sensor_msgs/msg/Image", typestore=reg.store)
-        imu = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=reg.store)
-        events = []
-        for k in range(int(seconds * 10)):
-            stamp = T0 + k * 100_000_000
-            frame = rng.integers(0, 200, (48, 64, 3), dtype=np.uint8)
-            y, x = rng.integers(0, 40), rng.integers(0, 56)
-            frame[y : y + 8, x : x + 8] = 255
-            msg = reg.new("sensor_msgs/msg/Image", height=48, width=64, step=192,
-                          encoding="rgb8", data=frame.reshape(-1))  # fmt: skip
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
-            late = int(rng.integers(0, 30_000_000)) if jitter else 0
-            events.append((stamp + late, cam, reg.encode(msg, "sensor_msgs/msg/Image")))
-        for k in range(int(seconds * 50)):
-            stamp = T0 + k * 20_000_000
-            msg = reg.new("sensor_msgs/msg/Imu")
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(stamp, 10**9)
-            msg.angular_velocity.z = float(rng.standard_normal())
-            events.append((stamp, imu, reg.encode(msg, "sensor_msgs/msg/Imu")))
-        for t, conn, raw in sorted(events, key=lambda e: e[0]):
-            w.write(conn, t, bytes(raw))
+    at every multiple of 100 ms). The benchmark's bag (hprm bench replay)."""
+    write_bag(path, seconds=seconds, seed=seed, jitter=jitter)
 
 
 @pytest.fixture(scope="module")
@@ -262,3 +236,22 @@ def test_a_bag_of_a_custom_message_type_plays_with_its_msg_on_the_path(tmp_path)
         values = [reg.decode(raw, c.msgtype).data for c, _, raw in reader.messages()
                   if c.topic == "/doubled"]  # fmt: skip
     assert values == [0.0, 2.0, 4.0, 6.0, 8.0]
+
+
+def test_bench_replay_contrasts_hprm_with_plain_ros2_replay(tmp_path):
+    """hprm bench replay --quick: HPRM's fast replays give the same commands every run; the
+    plain ROS 2 rows (where rclpy imports) are reported, not asserted: rates at which they
+    lose or reorder commands are the contrast the benchmark shows."""
+    import json
+
+    out = tmp_path / "replay.json"
+    cmd = [sys.executable, "-m", "hprm_core.cli", "bench", "replay", "--quick", "--json", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rows = {row["variant"]: row for row in json.loads(out.read_text())["results"]}
+    assert rows["hprm fast"]["commands_min_max"] == "20-20"  # every frame of the 2 s bag
+    assert rows["hprm fast"]["runs_differing_from_first"] == 0
+    assert rows["rosbags read"]["messages"] == 120
+    for rate in ("1", "10", "100"):
+        row = rows[f"rclpy rate {rate}"]
+        assert "skipped" in row or row["runs"] == 3, row

@@ -22,6 +22,7 @@ import argparse
 import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -42,6 +43,7 @@ class BagPlayer(Reactor):
         self._iter: Iterator[BagMessage] | None = None
         self._ahead: BagMessage | None = None
         self.played = 0
+        self._wall_start = 0
         self.step = LogicalAction()
         self.end = LogicalAction()
         for p in ports:  # outputs only: the RTI gives a source-taker nothing else
@@ -59,11 +61,13 @@ class BagPlayer(Reactor):
 
     def _finish(self) -> None:
         self.source.close()
-        log.info("bag: played %d messages", self.played)
+        wall = (time.monotonic_ns() - self._wall_start) / 1e9 if self._wall_start else 0.0
+        log.info("bag: played %d messages in %.3f s", self.played, wall)
 
     # -- playing ----------------------------------------------------------------------
 
     def _start(self) -> None:
+        self._wall_start = time.monotonic_ns()  # for the log: how long the replay took
         self._iter = self.source.messages()
         self._ahead = next(self._iter, None)
         if self._ahead is None:
