@@ -24,8 +24,9 @@ node named ``hprm_gateway``.
 Which topics: the gateway is the federation's boundary federate
 (:func:`hprm_core.federate.run_boundary`); it describes no ports itself, and
 the RTI, once every node has described its own, gives it one port per topic
-they leave open. ``hprm-ros run --bridge`` and the launch action's
-``bridge=True`` add it; by hand::
+they leave open (all of them, or those a bridge config lets through:
+:mod:`hprm_bridge.bridge_config`). ``hprm-ros run --bridge`` and the launch
+action's ``bridge=True`` add it; by hand::
 
     python -m hprm_bridge.gateway ros2_gateway --rti ADDR --federation ID
 """
@@ -41,14 +42,15 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import yaml
+
 from hprm_bridge import messages
+from hprm_bridge.bridge_config import LATENESS, TAG_POLICIES, BridgeConfig, TopicRule
 from hprm_core import Input, Output, PhysicalAction, Reactor
 
 log = logging.getLogger("hprm.gateway")
 
 DIRECTIONS = ("in", "out")
-TAG_POLICIES = ("arrival", "header_stamp")
-LATENESS = ("drop", "clamp")
 FEDERATE_NAME = "ros2_gateway"  # its name in a federation (hprm-ros run --bridge, launch)
 
 
@@ -64,6 +66,7 @@ class BridgedTopic:
     tag_policy: str = "arrival"  # into the federation: "arrival" or "header_stamp"
     stamp_offset: int = 0  # header_stamp: tag = header.stamp + this (ns)
     lateness: str = "drop"  # header_stamp, a tag behind arrival: "drop" or "clamp"
+    bridged: bool = True  # False: its port stays (the federation's shape), nothing crosses
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -79,20 +82,20 @@ class BridgedTopic:
 
 
 def bridged_topics(
-    ports: list[dict[str, Any]],
-    policies: dict[str, tuple[str, int]] | None = None,
-    lateness: str = "drop",
+    ports: list[dict[str, Any]], config: BridgeConfig | None = None
 ) -> list[BridgedTopic]:
     """The topics of the ports the RTI gave the gateway (hprm_core's open
     topics): a gateway output feeds the federation (``in``), an input
-    leaves it (``out``). ``policies``: topic -> (tag policy, stamp offset)."""
+    leaves it (``out``); `config` says which cross and how."""
+    config = config or BridgeConfig()
     flip = {"out": "in", "in": "out"}
     found = []
     for p in ports:
-        policy, offset = (policies or {}).get(p["topic"], ("arrival", 0))
+        rule = config.rule(p["topic"])
         found.append(BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"],
-                                  tag_policy=policy, stamp_offset=offset,
-                                  lateness=lateness))  # fmt: skip
+                                  depth=rule.depth, tag_policy=rule.tag_policy,
+                                  stamp_offset=rule.offset_ns, lateness=rule.lateness or "drop",
+                                  bridged=config.bridged(p["topic"])))  # fmt: skip
     return found
 
 
@@ -135,30 +138,37 @@ class Gateway(Reactor):
             else:
                 inp = Input(topic=t.topic, msg_type=t.msg_type)
                 self.attach(t.port or f"outof{i}", inp)
-                self.add_reaction(self._publisher_of(t, inp), inp, name=f"leave{i}")
+                if t.bridged:  # else its messages end here
+                    self.add_reaction(self._publisher_of(t, inp), inp, name=f"leave{i}")
         self.add_reaction(self._finish, self.shutdown, name="finish")
 
     def _start(self) -> None:
         from hprm_bridge.wire import Node
 
-        if not self.topics:
+        for t in self.topics:
+            if not t.bridged:
+                log.info("gateway: %s is open but not bridged (the bridge config)", t.topic)
+        if not any(t.bridged for t in self.topics):
             log.info("gateway: no topic is left open to ROS 2")
             return
         self._node = Node(self.node_name)
         for t in self.topics:
-            if t.direction == "out":
+            if t.direction == "out" and t.bridged:
                 self._publishers[t.topic] = self._node.create_publisher(
                     t.msg_type, t.topic, t.depth
                 )
         readers = {}
         for t, action in self._actions:
+            if not t.bridged:
+                continue
             readers[t.topic] = self._node.create_subscription(
                 t.msg_type, t.topic, self._arrival(t, action), t.depth
             )
         self._announce_behind(readers)
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
-        log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics))
+        log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics
+                                          if t.bridged))  # fmt: skip
 
     def _announce_behind(self, readers: dict[str, Any]) -> None:
         """``ros2 node list`` / ``ros2 node info`` show each ported node, with
@@ -270,6 +280,17 @@ def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
+def with_flags(
+    config: BridgeConfig, policies: list[tuple[str, tuple[str, int]]], lateness: str | None
+) -> BridgeConfig:
+    """`config` with the command line's --tag-policy entries and --lateness on top."""
+    topics = dict(config.topics)
+    for topic, (policy, offset) in policies:
+        old = topics.get(topic, TopicRule())
+        topics[topic] = TopicRule(policy, offset, old.lateness, old.depth)
+    return BridgeConfig(config.allow, config.deny, lateness or config.lateness, topics)
+
+
 def main(argv: list[str] | None = None) -> int:
     from hprm_core.federate import exit_code, run_boundary
 
@@ -280,6 +301,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
+    p.add_argument("--config", metavar="FILE", help="a bridge config (YAML: allow, deny, "
+                   "lateness, topics; hprm_bridge.bridge_config)")  # fmt: skip
+    p.add_argument("--config-yaml", metavar="TEXT", help="the same, as YAML text")
     p.add_argument("--tag-policy", action="append", default=[], type=tag_policy_arg,
                    metavar="TOPIC=header_stamp[:OFFSET]",
                    help="tag the topic's messages by header.stamp (+ OFFSET) instead of "
@@ -287,10 +311,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--lateness",
         choices=LATENESS,
-        default="drop",
-        help="header_stamp: a message whose tag would lie behind its arrival",
+        help="header_stamp: a message whose tag would lie behind its arrival (default: drop)",
     )
     args = p.parse_args(argv)
+    try:
+        config = with_flags(
+            BridgeConfig.load(args.config)
+            if args.config
+            else BridgeConfig.from_dict(yaml.safe_load(args.config_yaml), "--config-yaml")
+            if args.config_yaml
+            else BridgeConfig(),
+            args.tag_policy,
+            args.lateness,
+        )
+    except ValueError as exc:
+        p.error(str(exc))
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
         p.error("set HPRM_SECRET to the federation's shared secret")
@@ -302,7 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         args.name,
         lambda: run_boundary(
             lambda ports, graph: Gateway(
-                bridged_topics(ports, dict(args.tag_policy), args.lateness),
+                bridged_topics(ports, config),
                 behind=nodes_behind(graph, args.name),
             ),
             args.name,

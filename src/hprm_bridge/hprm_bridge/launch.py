@@ -58,11 +58,13 @@ from typing import Any
 
 import launch
 import launch_ros.actions
+import yaml
 from launch.actions import ExecuteProcess, GroupAction, SetLaunchConfiguration
 from launch.event_handlers import OnProcessExit
 from launch.frontend import Entity, Parser, expose_action
 from launch.substitutions import LaunchConfiguration
 
+from hprm_bridge.bridge_config import BridgeConfig
 from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
 from hprm_bridge.porting import check_federation, rti_options
 from hprm_core.launcher import rti_command
@@ -157,7 +159,9 @@ class Federation(launch.Action):
     publishing to each other get a one-microstep delay on the connections
     that close a loop (as ``hprm-ros run``). ``bridge=True`` adds the gateway
     federate (:mod:`hprm_bridge.gateway`): every topic the ported nodes leave
-    open is carried to and from the plain ROS 2 nodes of the launch.
+    open is carried to and from the plain ROS 2 nodes of the launch; a
+    :class:`~hprm_bridge.bridge_config.BridgeConfig` or the path of its YAML
+    file instead of True says which topics cross and how.
     ``bag_play`` (a rosbag2 bag) replays it into the nodes deterministically,
     ``bag_stamp`` naming the topics whose logical time is their header.stamp;
     ``bag_record`` (a new bag) records what the nodes publish and none of them
@@ -171,7 +175,7 @@ class Federation(launch.Action):
         stp_offset: str | None = None,
         timeout: str | None = None,
         after: dict[str, str] | None = None,
-        bridge: bool = False,
+        bridge: bool | str | BridgeConfig = False,
         bag_play: str | None = None,
         bag_record: str | None = None,
         bag_stamp: list[str] | tuple[str, ...] = (),
@@ -199,7 +203,9 @@ class Federation(launch.Action):
         self.stp_offset = stp_offset
         self.timeout = timeout
         self.after = dict(after or {})
-        self.bridge = bool(bridge)
+        if isinstance(bridge, str | os.PathLike):
+            bridge = BridgeConfig.load(bridge)  # refused here, naming the file and key
+        self.bridge = bridge if isinstance(bridge, BridgeConfig) else bool(bridge)
         self.bag_play, self.bag_record, self.bag_stamp = bag_play, bag_record, list(bag_stamp)
         self.output = output
 
@@ -226,6 +232,8 @@ class Federation(launch.Action):
             extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY,
                               "--timeout", self.timeout or "",
                               "--stp-offset", self.stp_offset or ""]  # fmt: skip
+            if isinstance(self.bridge, BridgeConfig):  # to the gateway as a YAML string
+                extra[GATEWAY] += ["--config-yaml", yaml.safe_dump(self.bridge.to_dict())]
         if self.bag_play or self.bag_record:
             extra.update(boundary_federates(self.bag_play, self.bag_record, stamp=self.bag_stamp,
                                             stp_offset=self.stp_offset))  # fmt: skip

@@ -84,6 +84,16 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
+    config = getattr(args, "bridge_config", None)
+    if config:
+        if not args.bridge:
+            p.error("--bridge-config configures the gateway: add --bridge")
+        from hprm_bridge.bridge_config import BridgeConfig
+
+        try:
+            BridgeConfig.load(config)
+        except ValueError as exc:
+            p.error(str(exc))
     if GATEWAY in names:
         p.error(f"{GATEWAY} is the gateway's name: give the node another (NAME=FILE)")
     return names
@@ -110,8 +120,9 @@ def _run(args: argparse.Namespace) -> int:
     per_node = {n: ["--stp-offset", stp[n]] for n, _ in args.nodes if n in stp}
     extra = {}
     if args.bridge:  # the RTI gives it the topics the nodes leave open
-        extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing,
-                          "--lateness", args.lateness]  # fmt: skip
+        extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing]
+        extra[GATEWAY] += ["--lateness", args.lateness] if args.lateness else []
+        extra[GATEWAY] += ["--config", args.bridge_config] if args.bridge_config else []
         for topic, (policy, offset) in args.tag_policy:
             extra[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
     return launch_nodes(args, timing, extra, per_node)
@@ -201,7 +212,10 @@ def main(argv: list[str] | None = None) -> int:
                    metavar="TOPIC=header_stamp[:OFFSET]",
                    help="--bridge: tag a topic from ROS 2 by its header.stamp (+ OFFSET) "
                    "instead of its arrival")  # fmt: skip
-    r.add_argument("--lateness", choices=LATENESS, default="drop",
+    r.add_argument("--bridge-config", metavar="FILE",
+                   help="--bridge: which open topics cross and how (YAML: allow, deny, "
+                   "lateness, topics; see hprm_bridge.bridge_config)")  # fmt: skip
+    r.add_argument("--lateness", choices=LATENESS,
                    help="--bridge, header_stamp: drop (and count) or clamp a message whose "
                    "tag would lie behind its arrival")  # fmt: skip
     g = sub.add_parser("graph", help="draw the federation the nodes would form (not run)")

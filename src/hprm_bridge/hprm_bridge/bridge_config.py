@@ -1,0 +1,147 @@
+"""Which open topics the gateway carries to plain ROS 2, and how: allow/deny lists and
+per-topic entries, from a YAML file or built in Python.
+
+By default every topic the ported nodes leave open (no publisher, or no subscriber, among
+them) is bridged with the ``arrival`` tag policy. A configuration narrows or tunes that:
+``deny`` patterns win over ``allow`` patterns (Python regular expressions matched against
+the whole topic name), and an entry under ``topics`` sets one topic's tag policy, stamp
+offset, lateness rule and queue depth. A topic that is not bridged keeps its port (the
+federation's shape does not depend on the file) and carries nothing to or from ROS 2; the
+gateway logs each such topic once.
+
+YAML::
+
+    allow: ["/camera/.*", "/cmd_vel"]      # default: [".*"]
+    deny: ["/camera/debug/.*"]
+    lateness: drop                          # header_stamp topics: drop | clamp
+    topics:
+      /camera/image_raw: {tag_policy: header_stamp, stamp_offset: "5 ms", depth: 5}
+
+Python::
+
+    config = BridgeConfig(deny=["/debug/.*"],
+                          topics={"/scan": TopicRule(tag_policy="header_stamp")})
+    Federation(nodes, bridge=config)          # or hprm-ros run --bridge-config FILE
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BridgeConfig", "TopicRule"]
+
+TAG_POLICIES = ("arrival", "header_stamp")
+LATENESS = ("drop", "clamp")
+_RULE_KEYS = ("tag_policy", "stamp_offset", "lateness", "depth")
+
+
+@dataclass(frozen=True)
+class TopicRule:
+    """One topic's settings (None: the configuration's default)."""
+
+    tag_policy: str = "arrival"
+    stamp_offset: str | int = 0  # a duration ("5 ms") or ns; header_stamp only
+    lateness: str | None = None
+    depth: int = 10
+
+    def __post_init__(self) -> None:
+        from hprm_core.tag import duration
+
+        if self.tag_policy not in TAG_POLICIES:
+            raise ValueError(f"tag_policy must be one of {TAG_POLICIES}, not {self.tag_policy!r}")
+        if self.lateness is not None and self.lateness not in LATENESS:
+            raise ValueError(f"lateness must be one of {LATENESS}, not {self.lateness!r}")
+        if not isinstance(self.depth, int) or self.depth < 1:
+            raise ValueError(f"depth must be a positive integer, not {self.depth!r}")
+        duration(self.stamp_offset)  # raises naming the bad duration
+
+    @property
+    def offset_ns(self) -> int:
+        from hprm_core.tag import duration
+
+        return duration(self.stamp_offset)
+
+
+@dataclass(frozen=True)
+class BridgeConfig:
+    allow: list[str] = field(default_factory=lambda: [".*"])
+    deny: list[str] = field(default_factory=list)
+    lateness: str = "drop"
+    topics: dict[str, TopicRule] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key in ("allow", "deny"):
+            for pattern in getattr(self, key):
+                try:
+                    re.compile(pattern)
+                except (re.error, TypeError) as exc:
+                    raise ValueError(
+                        f"{key}: {pattern!r} is not a regular expression: {exc}"
+                    ) from None
+        if self.lateness not in LATENESS:
+            raise ValueError(f"lateness must be one of {LATENESS}, not {self.lateness!r}")
+        for topic in self.topics:
+            if not topic.startswith("/"):
+                raise ValueError(f"topics: {topic!r}: give the absolute name (/chatter)")
+
+    def bridged(self, topic: str) -> bool:
+        """Whether `topic` crosses to ROS 2: allowed by a pattern and denied by none, or
+        named under ``topics`` (an entry is an allow of its own)."""
+        if any(re.fullmatch(p, topic) for p in self.deny):
+            return False
+        return topic in self.topics or any(re.fullmatch(p, topic) for p in self.allow)
+
+    def rule(self, topic: str) -> TopicRule:
+        rule = self.topics.get(topic, TopicRule())
+        return rule if rule.lateness else TopicRule(rule.tag_policy, rule.stamp_offset,
+                                                     self.lateness, rule.depth)  # fmt: skip
+
+    def to_dict(self) -> dict[str, Any]:
+        """The YAML file's content (how the configuration reaches the gateway's process)."""
+        return {"allow": list(self.allow), "deny": list(self.deny), "lateness": self.lateness,
+                "topics": {t: {k: getattr(r, k) for k in _RULE_KEYS if getattr(r, k) is not None}
+                           for t, r in self.topics.items()}}  # fmt: skip
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "bridge config") -> BridgeConfig:
+        if data is None:
+            data = {}
+        if not isinstance(data, dict):
+            raise ValueError(f"{where}: expected a mapping (allow, deny, lateness, topics)")
+        unknown = sorted(set(data) - {"allow", "deny", "lateness", "topics"})
+        if unknown:
+            raise ValueError(f"{where}: unknown key {', '.join(unknown)} "
+                             "(known: allow, deny, lateness, topics)")  # fmt: skip
+        topics = {}
+        for topic, entry in (data.get("topics") or {}).items():
+            entry = entry or {}
+            bad = sorted(set(entry) - set(_RULE_KEYS)) if isinstance(entry, dict) else ["?"]
+            if bad:
+                raise ValueError(f"{where}: topics: {topic}: unknown key {', '.join(bad)} "
+                                 f"(known: {', '.join(_RULE_KEYS)})")  # fmt: skip
+            try:
+                topics[topic] = TopicRule(**entry)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(f"{where}: topics: {topic}: {exc}") from None
+        try:
+            return cls(allow=list(data.get("allow", [".*"])), deny=list(data.get("deny", [])),
+                       lateness=data.get("lateness", "drop"), topics=topics)  # fmt: skip
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{where}: {exc}") from None
+
+    @classmethod
+    def load(cls, path: str | Path) -> BridgeConfig:
+        """From a YAML file; errors name the file and the key."""
+        import yaml
+
+        path = Path(path)
+        try:
+            data = yaml.safe_load(path.read_text())
+        except OSError as exc:
+            raise ValueError(f"{path}: cannot read the bridge config: {exc.strerror}") from None
+        except yaml.YAMLError as exc:
+            raise ValueError(f"{path}: not valid YAML: {exc}") from None
+        return cls.from_dict(data, str(path))

@@ -1,0 +1,99 @@
+"""Bridge configuration (hprm_bridge.bridge_config): which open topics the gateway carries and
+how. Parsing and selection directly; a denied topic kept off ROS 2 by a real gateway."""
+
+import re
+import subprocess
+
+import pytest
+
+from hprm_bridge.bridge_config import BridgeConfig, TopicRule
+from hprm_bridge.gateway import bridged_topics
+
+from .test_gateway import HPRM_ROS, NODES, _env, _plain, _stop
+
+
+def _port(topic, direction="in"):
+    return {"port": f"p{topic}", "direction": direction, "topic": topic,
+            "msg_type": "std_msgs/msg/String"}  # fmt: skip
+
+
+def test_by_default_every_open_topic_is_bridged_on_arrival():
+    topics = bridged_topics([_port("/a"), _port("/b", "out")])
+    assert [(t.topic, t.bridged, t.tag_policy, t.depth) for t in topics] == [
+        ("/a", True, "arrival", 10), ("/b", True, "arrival", 10)]  # fmt: skip
+
+
+def test_deny_wins_over_allow_and_an_entry_allows_its_topic(tmp_path):
+    path = tmp_path / "bridge.yaml"
+    path.write_text(
+        "allow: ['/camera/.*']\n"
+        "deny: ['/camera/debug/.*']\n"
+        "lateness: clamp\n"
+        "topics:\n"
+        "  /scan: {tag_policy: header_stamp, stamp_offset: 5 ms, depth: 3}\n"
+        "  /camera/image: {lateness: drop}\n"
+    )
+    config = BridgeConfig.load(path)
+    ports = [_port(t) for t in ("/camera/image", "/camera/debug/x", "/scan", "/odom")]
+    got = {t.topic: t for t in bridged_topics(ports, config)}
+    assert {t: v.bridged for t, v in got.items()} == {
+        "/camera/image": True, "/camera/debug/x": False, "/scan": True, "/odom": False}  # fmt: skip
+    assert (got["/scan"].tag_policy, got["/scan"].stamp_offset, got["/scan"].depth) == (
+        "header_stamp", 5_000_000, 3)  # fmt: skip
+    assert got["/scan"].lateness == "clamp"  # the file's default
+    assert got["/camera/image"].lateness == "drop"  # its own
+    # what reaches the gateway's process: the same configuration
+    assert BridgeConfig.from_dict(config.to_dict()) == config
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("allow: ['(']\n", "allow: '(' is not a regular expression"),
+        ("colour: red\n", "unknown key colour"),
+        ("topics:\n  /x: {tag_policy: stamp}\n", "topics: /x: tag_policy must be one of"),
+        ("topics:\n  /x: {depth: 0}\n", "topics: /x: depth must be a positive integer"),
+        ("topics:\n  /x: {stamp_offset: soon}\n", "topics: /x:"),
+        ("topics:\n  /x: {qos: best}\n", "topics: /x: unknown key qos"),
+        ("topics:\n  x: {}\n", "topics: 'x': give the absolute name"),
+        ("lateness: late\n", "lateness must be one of"),
+        ("[1, 2]\n", "expected a mapping"),
+        ("allow: [\n", "not valid YAML"),
+    ],
+)
+def test_broken_configs_are_refused_naming_the_file_and_key(tmp_path, text, message):
+    path = tmp_path / "bridge.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=re.escape(f"{path}: ") + ".*" + re.escape(message)):
+        BridgeConfig.load(path)
+
+
+def test_a_python_config_is_checked_when_built():
+    with pytest.raises(ValueError, match="tag_policy must be one of"):
+        TopicRule(tag_policy="header")
+    with pytest.raises(ValueError, match="deny: '\\[' is not a regular expression"):
+        BridgeConfig(deny=["["])
+
+
+def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):
+    config = tmp_path / "bridge.yaml"
+    config.write_text("deny: ['/chatter']\n")
+    env = _env()
+    listener = _plain("listen", 20, env)
+    try:
+        r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge", "--timeout", "2 s",
+                            "--bridge-config", str(config)],
+                           capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "gateway: /chatter is open but not bridged (the bridge config)" in r.stdout
+    assert "PLAIN" not in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("deny: ['(']\n")
+    r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge-config", str(bad),
+                        "--bridge"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and f"{bad}: deny: '(' is not a regular expression" in r.stderr
+    r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge-config", str(config)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and "add --bridge" in r.stderr
