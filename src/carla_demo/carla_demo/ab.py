@@ -92,17 +92,6 @@ def run_variant(
     """One run of `variant`; raises RuntimeError with the nodes' output when it fails."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
-    if variant == "floor":
-        from .floor import run_floor
-
-        return run_floor(
-            frames,
-            warmup,
-            seed=seed,
-            policy_weights=policy_weights,
-            detector_weights=detector_weights,
-            carla_host=carla_host,
-        )
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
     with tempfile.TemporaryDirectory(prefix="carla_ab_") as tmp:
         report = Path(tmp) / "report.json"
@@ -117,7 +106,10 @@ def run_variant(
             carla_host,
         )
         out = Path(log) if log else Path(tmp) / "nodes.log"
-        if variant.startswith("hprm-"):
+        if variant == "floor":
+            _run_floor(report, frames, warmup, seed, policy_weights, detector_weights,
+                       carla_host, timeout_s, out)  # fmt: skip
+        elif variant.startswith("hprm-"):
             _run_hprm(variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out)
         else:
             _run_ros2(params, timeout_s, out)
@@ -131,6 +123,36 @@ def _tail(path: Path, lines: int = 40) -> str:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+# numpy's BLAS on one thread in every process of every variant (and the floor's), unless the
+# user set these: the policy's layers are small, and more threads only fight the detector for
+# the cores (in the first measurements the policy took 20x longer). The thread count also
+# changes BLAS's summation order, so the control sequence is reproducible for one setting.
+THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+
+
+def env() -> dict[str, str]:
+    """The environment every process of a run starts from (onnxruntime keeps its default
+    thread count: all cores)."""
+    return {**THREAD_ENV, **os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+def _run_floor(report: Path, frames: int, warmup: int, seed: int, policy_weights: str | None,
+               detector_weights: str | None, carla_host: str | None, timeout_s: float,
+               out: Path) -> None:  # fmt: skip
+    cmd = [sys.executable, "-m", "carla_demo.floor", str(report), "--frames", str(frames),
+           "--warmup", str(warmup), "--seed", str(seed)]  # fmt: skip
+    options = {"--policy-weights": policy_weights, "--detector-weights": detector_weights,
+               "--carla-host": carla_host}  # fmt: skip
+    cmd += [a for flag, value in options.items() if value for a in (flag, value)]
+    with out.open("w") as sink:
+        r = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT, timeout=timeout_s,
+                           env=env())  # fmt: skip
+    if r.returncode:
+        raise RuntimeError(
+            _tail(out, 3) if r.returncode == 1 else f"floor exited {r.returncode}:\n{_tail(out)}"
+        )
 
 
 def _run_hprm(
@@ -159,7 +181,7 @@ def _run_hprm(
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 timeout=timeout_s,
-                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                env=env(),
             )
         except subprocess.TimeoutExpired:
             raise RuntimeError(
@@ -177,7 +199,7 @@ def _run_ros2(params: dict[str, list[str]], timeout_s: float, out: Path) -> None
     missing = rclpy_missing()
     if missing:
         raise RuntimeError(missing)
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    ros_env = dict(env(), ROS_DOMAIN_ID=str(random.randint(100, 200)))
     files = node_files()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     with out.open("w") as sink:
@@ -187,7 +209,7 @@ def _run_ros2(params: dict[str, list[str]], timeout_s: float, out: Path) -> None
                 for kv in params[name]:
                     argv += ["-p", kv]
                 procs[name] = subprocess.Popen(
-                    argv, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+                    argv, env=ros_env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
                 )
             deadline = time.monotonic() + timeout_s
             while procs["sim"].poll() is None:

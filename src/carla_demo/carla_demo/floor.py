@@ -9,6 +9,7 @@ reference: the same world, seed and models under HPRM must produce it exactly.
 
 from __future__ import annotations
 
+import sys
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -50,3 +51,40 @@ def run_floor(
             rows.append({"frame": obs.frame, "latency_ns": latency, "control": control})
             obs = world.step(Control(*control))
     return {"warmup": warmup, "frames": rows}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m carla_demo.floor REPORT``: the floor in a process of its own, as the
+    harness runs it, so that it starts from the same environment as the nodes' processes
+    (thread counts of BLAS and onnxruntime are read at import)."""
+    import argparse
+    import json
+
+    p = argparse.ArgumentParser(prog="python -m carla_demo.floor", description=__doc__)
+    p.add_argument("report", help="the JSON file to write (the sim node's report format)")
+    p.add_argument("--frames", type=int, default=400)
+    p.add_argument("--warmup", type=int, default=100)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--policy-weights")
+    p.add_argument("--detector-weights")
+    p.add_argument("--carla-host")
+    args = p.parse_args(argv)
+    try:
+        report = run_floor(
+            args.frames,
+            args.warmup,
+            seed=args.seed,
+            policy_weights=args.policy_weights,
+            detector_weights=args.detector_weights,
+            carla_host=args.carla_host,
+        )
+    except (RuntimeError, ValueError, OSError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    with open(args.report, "w") as f:
+        json.dump(report, f)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -515,6 +515,10 @@ class Detector:
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if threads is not None:
             options.intra_op_num_threads = threads
+        # onnxruntime's workers busy-wait for the next job by default: in a process beside
+        # others (the middleware's, the policy's) they take the CPU those need to deliver
+        # the frame. They sleep instead; one inference costs the same.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.weights: Path | None = None if weights is None else Path(weights)
         if self.weights is None:
             self._session = ort.InferenceSession(

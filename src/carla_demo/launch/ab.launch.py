@@ -12,6 +12,7 @@ per-frame latencies to ``report`` (a JSON file) when given; ``hprm bench carla-a
 every variant and compares them.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -42,6 +43,13 @@ def _where(node, ported):
     )
 
 
+def _thread_env():
+    """As carla_demo.ab's harness: the same BLAS threads as the floor (the user's win)."""
+    from carla_demo.ab import THREAD_ENV
+
+    return {k: os.environ.get(k, v) for k, v in THREAD_ENV.items()}
+
+
 def _nodes(context):
     def arg(name):
         return LaunchConfiguration(name).perform(context)
@@ -69,6 +77,7 @@ def _nodes(context):
                 **_where(n, ported=False),
                 name=n,
                 exec_name=n,
+                additional_env=_thread_env(),
                 output="screen",
                 parameters=[params[n]] if n in params else None,
             )
@@ -89,6 +98,7 @@ def _nodes(context):
         PortedNode(
             **_where(n, ported=True),
             name=n,
+            additional_env=_thread_env(),
             output="screen",
             parameters=[params[n]] if n in params else None,
             stp_offset=stp if coordination == "decentralized" and n in TWO_INPUT else None,
