@@ -26,6 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from . import timing
+
 VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized", "floor")
 NODES = ("sim", "agent", "detector", "fusion")
 # Decentralized: the whole run happens at one logical time (the loop closes with a microstep
@@ -106,16 +108,44 @@ def run_variant(
             carla_host,
         )
         out = Path(log) if log else Path(tmp) / "nodes.log"
+        timing_dir = Path(tmp) / "timing"
+        timing_dir.mkdir()
+        environ = env({timing.ENV: str(timing_dir)})
         if variant == "floor":
             _run_floor(report, frames, warmup, seed, policy_weights, detector_weights,
-                       carla_host, timeout_s, out)  # fmt: skip
+                       carla_host, timeout_s, out, environ)  # fmt: skip
         elif variant.startswith("hprm-"):
-            _run_hprm(variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out)
+            _run_hprm(
+                variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out, environ
+            )
         else:
-            _run_ros2(params, timeout_s, out)
+            _run_ros2(params, timeout_s, out, environ)
         if not report.exists():
             raise RuntimeError(f"{variant}: the sim wrote no report:\n{_tail(out)}")
-        return json.loads(report.read_text())
+        result = json.loads(report.read_text())
+        if variant != "floor":
+            _add_transport(result, timing.read(str(timing_dir)))
+        return result
+
+
+def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int, int]]]) -> None:
+    """Each frame's ``transport_ns``: the time its data spent between the nodes on the
+    critical path (carla_demo.timing): sim to the branch that finished last (agent or
+    detector), that branch to the fusion, the fusion back to the sim. The first hop counts
+    from the moment the sim's observation was ready (it includes building and publishing
+    the messages); a branch that began before the sim's last publish is no error (plain
+    ROS 2 delivers the image while the sim still publishes the rest)."""
+    agent, detector, fusion = (nodes.get(n, {}) for n in ("agent", "detector", "fusion"))
+    for row in report["frames"]:
+        stamp = row.get("stamp_ns")
+        if stamp not in agent or stamp not in detector or stamp not in fusion:
+            continue
+        (b_in, b_out), (f_in, f_out) = (
+            max(agent[stamp], detector[stamp], key=lambda s: s[1]),
+            fusion[stamp],
+        )
+        arrived = row["sent_ns"] + row["latency_ns"]
+        row["transport_ns"] = (b_in - row["sent_ns"]) + (f_in - b_out) + (arrived - f_out)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -132,15 +162,15 @@ def _tail(path: Path, lines: int = 40) -> str:
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-def env() -> dict[str, str]:
+def env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every process of a run starts from (onnxruntime keeps its default
     thread count: all cores)."""
-    return {**THREAD_ENV, **os.environ, "PYTHONUNBUFFERED": "1"}
+    return {**THREAD_ENV, **os.environ, "PYTHONUNBUFFERED": "1", **(extra or {})}
 
 
 def _run_floor(report: Path, frames: int, warmup: int, seed: int, policy_weights: str | None,
                detector_weights: str | None, carla_host: str | None, timeout_s: float,
-               out: Path) -> None:  # fmt: skip
+               out: Path, environ: dict[str, str]) -> None:  # fmt: skip
     cmd = [sys.executable, "-m", "carla_demo.floor", str(report), "--frames", str(frames),
            "--warmup", str(warmup), "--seed", str(seed)]  # fmt: skip
     options = {"--policy-weights": policy_weights, "--detector-weights": detector_weights,
@@ -148,15 +178,19 @@ def _run_floor(report: Path, frames: int, warmup: int, seed: int, policy_weights
     cmd += [a for flag, value in options.items() if value for a in (flag, value)]
     with out.open("w") as sink:
         r = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT, timeout=timeout_s,
-                           env=env())  # fmt: skip
+                           env=environ)  # fmt: skip
     if r.returncode:
-        raise RuntimeError(
-            _tail(out, 3) if r.returncode == 1 else f"floor exited {r.returncode}:\n{_tail(out)}"
-        )
+        why = _tail(out, 3) if r.returncode == 1 else f"exited {r.returncode}:\n{_tail(out)}"
+        raise RuntimeError(f"floor: {why}")
 
 
 def _run_hprm(
-    coordination: str, params: dict[str, list[str]], total: int, timeout_s: float, out: Path
+    coordination: str,
+    params: dict[str, list[str]],
+    total: int,
+    timeout_s: float,
+    out: Path,
+    environ: dict[str, str],
 ) -> None:
     files = node_files()
     cmd = [
@@ -181,7 +215,7 @@ def _run_hprm(
                 stdout=sink,
                 stderr=subprocess.STDOUT,
                 timeout=timeout_s,
-                env=env(),
+                env=environ,
             )
         except subprocess.TimeoutExpired:
             raise RuntimeError(
@@ -193,13 +227,15 @@ def _run_hprm(
         )
 
 
-def _run_ros2(params: dict[str, list[str]], timeout_s: float, out: Path) -> None:
+def _run_ros2(
+    params: dict[str, list[str]], timeout_s: float, out: Path, environ: dict[str, str]
+) -> None:
     """Four plain rclpy processes on a domain of their own; the sim starts last and ends the
     run (it re-sends its first frame until discovery has matched everyone)."""
     missing = rclpy_missing()
     if missing:
         raise RuntimeError(missing)
-    ros_env = dict(env(), ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    ros_env = dict(environ, ROS_DOMAIN_ID=str(random.randint(100, 200)))
     files = node_files()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     with out.open("w") as sink:

@@ -15,6 +15,7 @@ from carla_demo import messages
 from carla_demo.frame_sync import FrameSync
 from carla_demo.policy import BIRDVIEW_SHAPE, RoachPolicy
 from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.timing import Timing
 from carla_demo.weights import RandomWeightsWarning
 from carla_demo.world import MEASUREMENT_NAMES
 
@@ -30,6 +31,7 @@ class Agent(Node):
         for w in caught:
             self.get_logger().error(str(w.message))
         self.shm = ShmReader()
+        self.timing = Timing("agent")
         self.pub = self.create_publisher(JointState, "agent/action", 1)
         self.sync = FrameSync(("birdview", "measurements"), self.act)
         self.create_subscription(Image, "birdview", lambda m: self.sync.add("birdview", m), 1)
@@ -38,6 +40,10 @@ class Agent(Node):
         )
 
     def act(self, birdview, measurements):
+        with self.timing.measure(messages.stamp_ns(birdview)):
+            self._act(birdview, measurements)
+
+    def _act(self, birdview, measurements):
         if birdview.header.frame_id.startswith(PREFIX):
             masks = self.shm.read(birdview.header.frame_id, BIRDVIEW_SHAPE)
         else:

@@ -37,6 +37,8 @@ def _row(
     ms = sorted(r["latency_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :])
     controls = [[r["control"] for r in run["frames"]] for run in runs]
     same = all(c == controls[0] for c in controls[1:])
+    transport = [r["transport_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :]
+                 if "transport_ns" in r]  # fmt: skip
     return {
         "variant": variant,
         "runs": len(runs),
@@ -44,6 +46,8 @@ def _row(
         "median_ms": statistics.median(ms),
         "p90_ms": _percentile(ms, 0.9),
         "p99_ms": _percentile(ms, 0.99),
+        # between the nodes, on the critical path (latency minus its compute: carla_demo.timing)
+        "transport_ms": statistics.median(transport) if transport else 0.0,
         "same_controls_every_run": "n/a (1 run)" if len(runs) < 2 else "yes" if same else "NO",
         "controls_equal_floor": "n/a" if floor is None else "yes" if controls[0] == floor else "NO",
     }
@@ -123,31 +127,26 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run_all(args, variants, frames, warmup, missing, skipped) -> dict[str, list[dict[str, Any]]]:
+    """Run k of every variant, then run k+1 of every variant: a machine whose speed drifts
+    (other tenants, clocks) shifts every variant alike instead of the last ones."""
     results: dict[str, list[dict[str, Any]]] = {}
+    runnable = []
     # The floor first: its controls are the reference the HPRM variants must reproduce.
     for variant in sorted(variants, key=lambda v: v != "floor"):
         if variant.startswith("ros2") and missing:
             skipped[variant] = missing
             print(f"carla-ab: {variant} skipped: {missing}", file=sys.stderr)
-            continue
-        for run in range(args.runs):
-            print(
-                f"carla-ab: {variant}, run {run + 1}/{args.runs} ({warmup} warm-up + {frames} "
-                "frames)...",
-                file=sys.stderr,
-                flush=True,
-            )
+        else:
+            runnable.append(variant)
+    for run in range(args.runs):
+        for variant in runnable:
+            print(f"carla-ab: {variant}, run {run + 1}/{args.runs} ({warmup} warm-up + {frames} "
+                  "frames)...", file=sys.stderr, flush=True)  # fmt: skip
             results.setdefault(variant, []).append(
-                run_variant(
-                    variant,
-                    frames,
-                    warmup,
-                    seed=args.seed,
-                    policy_weights=args.policy_weights,
-                    detector_weights=args.detector_weights,
-                    carla_host=args.carla_host,
-                )
-            )
+                run_variant(variant, frames, warmup, seed=args.seed,
+                            policy_weights=args.policy_weights,
+                            detector_weights=args.detector_weights, carla_host=args.carla_host)
+            )  # fmt: skip
     return results
 
 

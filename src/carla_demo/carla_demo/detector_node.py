@@ -15,6 +15,7 @@ from sensor_msgs.msg import Image, PointCloud2
 from carla_demo import messages
 from carla_demo.fusion_rules import mark_red_lights
 from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.timing import Timing
 from carla_demo.weights import RandomWeightsWarning
 from carla_demo.yolo import Detector
 
@@ -31,10 +32,15 @@ class DetectorNode(Node):
         for w in caught:
             self.get_logger().error(str(w.message))
         self.shm = ShmReader()
+        self.timing = Timing("detector")
         self.pub = self.create_publisher(PointCloud2, "detector/detections", 1)
         self.create_subscription(Image, "camera/image", self.detect, 1)
 
     def detect(self, msg):
+        with self.timing.measure(messages.stamp_ns(msg)):
+            self._detect(msg)
+
+    def _detect(self, msg):
         if msg.header.frame_id.startswith(PREFIX):
             image = self.shm.read(msg.header.frame_id, (msg.height, msg.width, 3))
         else:

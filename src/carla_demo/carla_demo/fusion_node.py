@@ -13,6 +13,7 @@ from sensor_msgs.msg import JointState, PointCloud2
 from carla_demo import messages
 from carla_demo.frame_sync import FrameSync
 from carla_demo.fusion_rules import fuse
+from carla_demo.timing import Timing
 from carla_demo.world import CAMERA_SHAPE
 
 
@@ -28,8 +29,13 @@ class Fusion(Node):
             PointCloud2, "detector/detections", lambda m: self.sync.add("detections", m), 1
         )
         self.reason = "policy"
+        self.timing = Timing("fusion")
 
     def combine(self, action, detections):
+        with self.timing.measure(messages.stamp_ns(action)):
+            self._combine(action, detections)
+
+    def _combine(self, action, detections):
         decision = fuse(
             tuple(messages.values(action, messages.CONTROL_NAMES).tolist()),
             messages.detections(detections),

@@ -2,9 +2,10 @@
 
 The loop of the HPRM paper's CARLA experiment: publish the observation of frame i, wait for
 the control of frame i, apply it, step the world (0.04 s of simulated time, 25 Hz), publish
-frame i+1. The figure is the paper's ``carla[i+1].start - carla[i].end``: from the moment the
-last message of frame i is published to the moment the control of frame i reaches this
-node, i.e. everything the middleware and the models add, nothing of the world's own step.
+frame i+1. The figure is the paper's ``carla[i+1].start - carla[i].end``: from the moment
+the observation of frame i is ready (before its messages are built and published) to the
+moment the control of frame i reaches this node, i.e. everything the middleware and the
+models add, nothing of the world's own step.
 
 Plain rclpy: run it unchanged under ROS 2 or under HPRM. Parameters: ``frames`` (measured,
 default 400), ``warmup`` (100, not measured), ``seed``, ``carla_host``/``carla_port`` (empty:
@@ -59,6 +60,10 @@ class Sim(Node):
         self.publish(self.obs)
 
     def publish(self, obs):
+        # The frame's clock starts here, before its messages are built and published: as
+        # the paper's carla[i].end, it counts what sending costs (a copy of the pixels into
+        # the message, serialization), which is the middleware's share.
+        self.sent_at = time.monotonic_ns()
         ns = obs.sim_time_ns
         if self.shm is None:
             camera = messages.image_msg(obs.camera, obs.camera.shape, "rgb8", ns, "camera")
@@ -74,7 +79,6 @@ class Sim(Node):
         self.camera_pub.publish(camera)
         self.birdview_pub.publish(birdview)
         self.measurements_pub.publish(messages.values_msg(MEASUREMENT_NAMES, obs.measurements, ns))
-        self.sent_at = time.monotonic_ns()
 
     def on_control(self, msg):
         arrived = time.monotonic_ns()
@@ -85,6 +89,8 @@ class Sim(Node):
         self.rows.append(
             {
                 "frame": self.obs.frame,
+                "stamp_ns": self.obs.sim_time_ns,
+                "sent_ns": self.sent_at,
                 "latency_ns": arrived - self.sent_at,
                 "control": [throttle, steer, brake],
             }
