@@ -163,7 +163,7 @@ def _box_plot(path: str, latencies: dict[str, list[float]]) -> None:
         ax.boxplot([latencies[n] for n in names], showfliers=True, whis=(1, 99))
         ax.set_xticks(range(1, len(names) + 1), names)
         ax.set_yscale("log")
-        ax.set_ylabel("frame latency (ms): sim publishes -> control back")
+        ax.set_ylabel("frame latency (ms): observation ready -> control back")
         ax.set_title("CARLA PPO+YOLO demo: plain ROS 2 vs HPRM (whiskers p1-p99)")
         ax.grid(axis="y", alpha=0.3)
         fig.tight_layout()

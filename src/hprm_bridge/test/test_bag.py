@@ -20,11 +20,11 @@ NODES = [os.path.join(PIPELINE, f"{n}.py") for n in ("detector", "planner", "con
 HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli"]
 
 
-def make_bag(path, *, seconds=2.0, seed=5, jitter=True):
+def make_bag(path, *, seconds=2.0, seed=5, jitter=True, storage="mcap"):
     """Camera frames stamped every 100 ms, received up to 30 ms later (log
     time); IMU every 20 ms (log time = stamp: equal to a frame's stamp time
     at every multiple of 100 ms). The benchmark's bag (hprm bench replay)."""
-    write_bag(path, seconds=seconds, seed=seed, jitter=jitter)
+    write_bag(path, seconds=seconds, seed=seed, jitter=jitter, storage=storage)
 
 
 @pytest.fixture(scope="module")
@@ -255,3 +255,13 @@ def test_bench_replay_contrasts_hprm_with_plain_ros2_replay(tmp_path):
     for rate in ("1", "10", "100"):
         row = rows[f"rclpy rate {rate}"]
         assert "skipped" in row or row["runs"] == 3, row
+
+
+def test_sqlite3_bags_play_and_record_as_mcap_ones(bag, tmp_path):
+    sqlite_bag = tmp_path / "drive_sqlite"
+    make_bag(sqlite_bag, storage="sqlite3")  # the same messages as `bag`, in sqlite3
+    assert list(sqlite_bag.glob("*.db3"))
+    play(bag, tmp_path / "from_mcap", "--fast")
+    play(sqlite_bag, tmp_path / "from_sqlite", "--fast", "--storage", "sqlite3")
+    assert list((tmp_path / "from_sqlite").glob("*.db3"))
+    assert diff(tmp_path / "from_mcap", tmp_path / "from_sqlite").stdout.strip() == "identical"

@@ -42,8 +42,15 @@ _CMD = re.compile(r"^(?:\[controller\] )?CMD (\d+) (\S+) (\S+) -?\d+$", re.M)
 _PLAYED = re.compile(r"bag: played (\d+) messages in ([\d.]+) s")
 
 
-def write_bag(path: str | Path, *, seconds: float = 2.0, seed: int = 5, jitter: bool = True) -> int:
-    """The seeded test bag (MCAP); returns its message count."""
+def write_bag(
+    path: str | Path,
+    *,
+    seconds: float = 2.0,
+    seed: int = 5,
+    jitter: bool = True,
+    storage: str = "mcap",
+) -> int:
+    """The seeded test bag (MCAP, or ``storage="sqlite3"``); returns its message count."""
     import numpy as np
     from rosbags.rosbag2 import StoragePlugin, Writer
 
@@ -51,7 +58,8 @@ def write_bag(path: str | Path, *, seconds: float = 2.0, seed: int = 5, jitter: 
 
     reg = default_registry()
     rng = np.random.default_rng(seed)
-    with Writer(path, version=8, storage_plugin=StoragePlugin.MCAP) as w:
+    plugin = StoragePlugin.SQLITE3 if storage == "sqlite3" else StoragePlugin.MCAP
+    with Writer(path, version=8, storage_plugin=plugin) as w:
         cam = w.add_connection("/camera/image_raw", "sensor_msgs/msg/Image", typestore=reg.store)
         imu = w.add_connection("/imu", "sensor_msgs/msg/Imu", typestore=reg.store)
         events = []
