@@ -269,3 +269,27 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
     assert "federate ros2_gateway takes the open topics: /greetings (in)" in out, out
+
+
+def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):
+    config = tmp_path / "bridge.yaml"
+    config.write_text("deny: ['/chatter']\n")
+    env = _env()
+    listener = _plain("listen", 20, env)
+    try:
+        r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge", "--timeout", "2 s",
+                            "--bridge-config", str(config)],
+                           capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "gateway: /chatter is open but not bridged (the bridge config)" in r.stdout
+    assert "PLAIN" not in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("deny: ['(']\n")
+    r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge-config", str(bad),
+                        "--bridge"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and f"{bad}: deny: '(' is not a regular expression" in r.stderr
+    r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge-config", str(config)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and "add --bridge" in r.stderr
