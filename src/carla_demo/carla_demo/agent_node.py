@@ -6,8 +6,6 @@ with an error-level log line saying so), ``seed``.
 
 import warnings
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 
@@ -15,6 +13,7 @@ from carla_demo import messages
 from carla_demo.frame_sync import FrameSync
 from carla_demo.policy import BIRDVIEW_SHAPE, RoachPolicy
 from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.spin import spin_node
 from carla_demo.timing import Timing
 from carla_demo.weights import RandomWeightsWarning
 from carla_demo.world import MEASUREMENT_NAMES
@@ -54,15 +53,7 @@ class Agent(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = Agent()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(Agent, args)
 
 
 if __name__ == "__main__":

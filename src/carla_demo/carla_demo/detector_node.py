@@ -7,14 +7,13 @@ threads; 0: onnxruntime's default). Runs on the GPU when onnxruntime has CUDA.
 
 import warnings
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Image, PointCloud2
 
 from carla_demo import messages
 from carla_demo.fusion_rules import mark_red_lights
 from carla_demo.shm_transport import PREFIX, ShmReader
+from carla_demo.spin import spin_node
 from carla_demo.timing import Timing
 from carla_demo.weights import RandomWeightsWarning
 from carla_demo.yolo import Detector
@@ -50,15 +49,7 @@ class DetectorNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = DetectorNode()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(DetectorNode, args)
 
 
 if __name__ == "__main__":

@@ -5,14 +5,13 @@ Plain rclpy. Waits for both of a frame (paired by stamp), applies
 ("braking: stop sign", "policy") rather than every frame.
 """
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import JointState, PointCloud2
 
 from carla_demo import messages
 from carla_demo.frame_sync import FrameSync
 from carla_demo.fusion_rules import fuse
+from carla_demo.spin import spin_node
 from carla_demo.timing import Timing
 from carla_demo.world import CAMERA_SHAPE
 
@@ -52,15 +51,7 @@ class Fusion(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = Fusion()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(Fusion, args)
 
 
 if __name__ == "__main__":

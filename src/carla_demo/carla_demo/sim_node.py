@@ -18,13 +18,12 @@ have matched every subscriber yet).
 import json
 import time
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 
 from carla_demo import messages
 from carla_demo.shm_transport import ShmWriter
+from carla_demo.spin import spin_node
 from carla_demo.world import MEASUREMENT_NAMES, Control, open_world
 
 
@@ -120,15 +119,7 @@ class Sim(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = Sim()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException, SystemExit):
-        pass
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+    spin_node(Sim, args)
 
 
 if __name__ == "__main__":
