@@ -1,3 +1,22 @@
 """hprm_bridge's benchmarks (``hprm bench NAME``), one module each:
-``ros2-wire`` (:mod:`.wire`), ``ported-pipeline`` (:mod:`.ported_pipeline`) and
-``bridge`` (:mod:`.bridge`)."""
+``ros2-wire`` (:mod:`.wire`), ``ported-pipeline`` (:mod:`.ported_pipeline`),
+``bridge`` (:mod:`.bridge`) and ``replay`` (:mod:`.replay`)."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterable
+
+
+def stop_processes(procs: Iterable[subprocess.Popen]) -> None:
+    """End the plain ROS 2 node processes a benchmark started (they spin forever):
+    SIGTERM to all, then SIGKILL to any still there after 20 s."""
+    procs = list(procs)
+    for p in procs:
+        p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

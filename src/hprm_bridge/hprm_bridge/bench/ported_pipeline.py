@@ -31,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hprm_bridge.bench import stop_processes
 from hprm_core import bench
 
 # (label, width, height): rgb8, so bytes = 3 * width * height
@@ -119,14 +120,7 @@ def _run_rclpy(width: int, height: int, frames: int) -> list[int]:
                 if len(_CMD.findall(out.read())) >= frames:
                     break
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_processes(procs)
         out.seek(0)
         return _latencies(out.read(), frames)
 

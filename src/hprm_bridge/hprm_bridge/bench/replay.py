@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hprm_bridge.bench import stop_processes
 from hprm_core import bench
 
 SECONDS, QUICK_SECONDS = 10.0, 2.0
@@ -144,14 +145,7 @@ def _rclpy(bag: Path, rate: float) -> tuple[float, list[tuple[str, str, str]]]:
                 raise RuntimeError(f"rclpy player failed ({r.returncode}):\n{log[-2000:]}")
             time.sleep(1.0)  # the last frames' way through the pipeline
         finally:
-            for p in procs:
-                p.terminate()
-            for p in procs:
-                try:
-                    p.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            stop_processes(procs)
         out.seek(0)
         seconds = float(log.split("PLAYED", 1)[1].split()[1])
         return seconds, _commands(out.read())
