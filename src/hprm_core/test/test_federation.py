@@ -389,7 +389,11 @@ def test_ctrl_c_stops_the_federation_at_one_tag_and_runs_shutdown_reactions(coor
                 break
         time.sleep(0.5)
         os.killpg(p.pid, signal.SIGINT)
-        text = "".join(seen) + p.communicate(timeout=30)[0]
+        try:
+            text = "".join(seen) + p.communicate(timeout=30)[0]
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            pytest.fail("no exit 30 s after Ctrl-C:\n" + "".join(seen) + p.communicate()[0])
     finally:
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
