@@ -538,8 +538,7 @@ class FederateCoordinator:
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
             self.last_net = None
-            assert c.dst is not None
-            sched.schedule_network(c.dst, tag, value)
+            sched.schedule_network(c.deliver, tag, value)
         elif kind is Frame.TAG or kind is Frame.PTAG:
             # No lock, no notification: this runs in the scheduler thread,
             # which re-checks its grants as soon as the callback returns.
@@ -639,8 +638,7 @@ class FederateCoordinator:
                         else:
                             known_tags[cid] = tag
                             self.last_net = None  # as in _handle_message
-                            assert c.dst is not None
-                            sched.schedule_network(c.dst, tag, value)
+                            sched.schedule_network(c.deliver, tag, value)
                             if not conn.has_buffered_frame():
                                 return
                             continue

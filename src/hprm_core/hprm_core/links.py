@@ -4,7 +4,9 @@ Worked out once, before the first tag, from the federation's structure and
 the federate's assembled environment; the coordinator then only reads the
 result on its per-message path:
 
-- which connections are ours (inputs by connection id, outputs), and which
+- which connections are ours (inputs by connection id, outputs), what a
+  message on each fires (its port, or a share of a port fed by several
+  federates: :mod:`hprm_core.fan_in`), and which
   carry payloads peer to peer. Decentralized: all. Centralized: those on
   one host (Unix sockets) outside zero-delay cycles; the sender tells the
   RTI with a NOTICE (so grants and in-transit accounting are unchanged) and
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 from hprm_core.causality import Wait
 from hprm_core.environment import Environment
+from hprm_core.fan_in import FanIn
 from hprm_core.reactor import Port
 from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
 
@@ -39,6 +42,14 @@ class FederateLinks:
             c.peer_to_peer = not centralized or (one_host and not c.needs_absent)
         mine = me.id
         self.in_ports = {c.id: c for c in program.connections if c.dst_fed == mine}
+        by_dst: dict[Port, list[NetConnection]] = {}
+        for c in self.in_ports.values():
+            assert c.dst is not None  # our own end
+            by_dst.setdefault(c.dst, []).append(c)
+        for port, conns in by_dst.items():
+            fan_in = FanIn(port) if len(conns) > 1 else None  # several senders: fan_in.py
+            for c in conns:
+                c.deliver = port if fan_in is None else fan_in.share(c.src_fed)
         self.out_conns = [c for c in program.connections if c.src_fed == mine]
         self.needs_absent_out = [c for c in self.out_conns if c.needs_absent]
         self.upstream_feds = {k for k, _ in me.upstream}

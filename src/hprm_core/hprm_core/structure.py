@@ -320,6 +320,9 @@ class NetConnection:
     peer_to_peer: bool = False  # payloads skip the RTI (decided per run: see FederateCoordinator)
     src_name: str = ""  # "Main.federate.port", for messages
     dst_name: str = ""
+    #: what a message on it fires: its port, or the port's fan-in share where several
+    #: connections end at one port (hprm_core.fan_in); set by FederateLinks
+    deliver: Any = None
 
 
 @dataclass

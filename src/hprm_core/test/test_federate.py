@@ -26,10 +26,12 @@ def _start(tmp_path, federates, *rti_args, env=None, names=None):
         **popen,
     )  # fmt: skip
     address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-    feds = {
-        name: subprocess.Popen(_federate(program, name, address, tmp_path), **popen)
-        for name, program in federates.items()
-    }
+    feds = {}
+    for name, program in federates.items():  # a program, or (program, its own env)
+        program, own = program if isinstance(program, tuple) else (program, {})
+        feds[name] = subprocess.Popen(
+            _federate(program, name, address, tmp_path), **(popen | {"env": env | own})
+        )
     return rti, feds
 
 
@@ -77,6 +79,32 @@ def test_two_executables_are_connected_by_topic(tmp_path, coordination):
     # Timer at 0, 10, ..., 50 ms: values 1..6, each at its sender's tag.
     assert got == [f"PRINTER got {k + 1} at {10 * k} ms" for k in range(6)], outs["printer"]
     assert "counter.out -> printer.numbers (topic /count)" in outs["rti"], outs["rti"]
+    assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_several_publishers_of_one_topic_all_reach_its_subscriber_in_federate_order(
+    tmp_path, coordination
+):
+    """Two counters publish /count at the same tags (as two ROS 2 nodes may
+    publish one topic): the printer gets both counters' values at every tag,
+    in the order of the federates' ids whatever order they arrive in, in
+    every run (hprm_core.fan_in). A port set to a tuple (what a ported ROS 2
+    node's publisher sets) is concatenated."""
+    for _ in range(3):
+        rti, feds = _start(
+            tmp_path,
+            {"left": ("solo_counter.py", {"SOLO_LABEL": "left"}),
+             "right": ("solo_counter.py", {"SOLO_LABEL": "right"}),
+             "printer": "solo_printer.py"},
+            "--coordination", coordination,
+        )  # fmt: skip
+        codes, outs = _finish(rti, feds)
+        assert codes == {"left": 0, "right": 0, "printer": 0, "rti": 0}, outs
+        got = [line for line in outs["printer"].splitlines() if line.startswith("PRINTER")]
+        assert got == [
+            f"PRINTER got ('left {k + 1}', 'right {k + 1}') at {10 * k} ms" for k in range(6)
+        ], outs["printer"]
     assert os.listdir(tmp_path) == []
 
 

@@ -258,7 +258,10 @@ def test_busy_poll_by_federate_name_spins_only_that_federate(monkeypatch, coordi
     assert r.code == 0, r.text
     assert f"RECEIVER got={list(range(30))}" in r.text, r.text
     share = {m[0]: float(m[1]) for m in re.findall(r"USAGE (\w+) cpu/wall=([\d.]+)", r.text)}
-    assert share["receiver"] > 0.3, r.text
+    # Compared within the run: a loaded machine (other tests, CI neighbours) shrinks what
+    # the spinning receiver gets (0.23 of a CPU seen beside the bridge tests on 2 cores),
+    # but a sleeping sender's share only shrinks with it.
+    assert share["receiver"] > 4 * max(share["sender"], 0.02), r.text
     assert share["sender"] < 0.25, r.text
     _assert_no_leftovers(r)
 

@@ -5,6 +5,8 @@ port to the RTI, which matches it with whatever subscribes to /count.
 
     SOLO_TYPE   the message type it declares (default "builtins.int")
     SOLO_TOPIC  the topic it publishes on (default "/count")
+    SOLO_LABEL  set: publish a tuple ("LABEL N",), as a ported ROS 2 node's port carries
+                its messages of a tag (for several counters on one topic)
 """
 
 import os
@@ -18,7 +20,7 @@ class Counter(Reactor):
         super().__init__()
         self.out = Output(
             topic=os.environ.get("SOLO_TOPIC", "/count"),
-            msg_type=os.environ.get("SOLO_TYPE", "builtins.int"),
+            msg_type=os.environ.get("SOLO_TYPE", "builtins.int"),  # any: nothing checks it
         )
         self.tick = Timer(period="10 ms")
         self.n = 0
@@ -26,4 +28,5 @@ class Counter(Reactor):
     @reaction("tick", effects="out")
     def count(self):
         self.n += 1
-        self.out.set(self.n)
+        label = os.environ.get("SOLO_LABEL")
+        self.out.set((f"{label} {self.n}",) if label else self.n)
