@@ -143,6 +143,7 @@ class Assembly:
             coordination=self.coordination,
             after=self.after,
             break_cycles=self.break_cycles,
+            boundaries=sorted(self._boundaries),
         )
         self.graph.assigned = assigned
         for c in self.graph.connections:

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from hprm_core.environment import Environment
+from hprm_core.environment import Environment, reaction_specs
 from hprm_core.errors import HprmError, ReactionError
 from hprm_core.federation import RTI_WAIT_S, FederateCoordinator, FederationError
 from hprm_core.reactor import Reactor
@@ -135,6 +135,7 @@ def run_boundary(
     graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=takes)
     reactor = build(graph.assigned.get(name, []), graph)
     reactor.__dict__["name"] = name
+    _check_boundary(reactor, name)
     return _join(reactor, name, graph, opts, None, rti=rti, secret=secret,
                  federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
 
@@ -221,6 +222,23 @@ def _run(
     if coordinator.failure is not None:
         raise FederationError(coordinator.failure)
     return 0
+
+
+def _check_boundary(reactor: Reactor, name: str) -> None:
+    """The RTI takes a boundary federate's word that its inputs never cause its
+    outputs at the same tag (``FederationGraph.boundaries``): a reaction that
+    reads an input and writes an output would be a zero-delay path it does
+    not know of. Refused here, by name."""
+    kinds = {e.name: e.kind for e in reactor._elements}
+    for spec in reaction_specs(reactor):
+        reads = [t for t in (*spec.triggers, *spec.sources) if kinds.get(t) == "input"]
+        writes = [e for e in spec.effects if kinds.get(e) in ("output", "logical action")]
+        if reads and writes:
+            raise FederationError(
+                f"{name}: a boundary federate's reaction {spec.name} reads {reads[0]} and "
+                f"writes {writes[0]}; its inputs must leave the federation, and what it "
+                "sends must come in from outside (a physical action)"
+            )
 
 
 def describe_self(

@@ -33,6 +33,7 @@ class FederateState(Protocol):
     id: int
     upstream: list[tuple[int, int | None]]  # (federate, after delay in ns or None)
     cycle: bool  # on a zero-delay cycle of connections
+    boundary: bool  # a gateway: what it receives never makes it send at that tag
     net: Tag
     ltc: Tag
     granted: Tag
@@ -56,7 +57,7 @@ def earliest_outputs(feds: Mapping[int, FederateState]) -> dict[int, Tag]:
     for _ in range(len(feds)):
         changed = False
         for f in feds.values():
-            if f.resigned or f.failed:
+            if f.resigned or f.failed or f.boundary:
                 continue
             for k, d in f.upstream:
                 via = delayed(eo[k], d)

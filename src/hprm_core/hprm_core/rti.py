@@ -73,6 +73,7 @@ class _Federate:
     conn: Connection
     upstream: list[tuple[int, int | None]]
     cycle: bool
+    boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
     listen: str | None
     physical_time: int
     net: Tag = NEVER
@@ -228,6 +229,7 @@ class RTI:
             conn=conn,
             upstream=[(k, d) for k, d in desc["upstream"]],
             cycle=bool(desc["cycle"]),
+            boundary=bool(desc.get("boundary")),
             listen=hello.get("listen"),
             physical_time=int(hello.get("physical_time", time.time_ns())),
             sockets=[p for p in hello.get("sockets", ()) if isinstance(p, str)],

@@ -76,6 +76,11 @@ class FederationGraph:
     name: str = ""
     #: ports the RTI gave a boundary federate (the open topics), by federate name
     assigned: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: boundary federates (gateways to another middleware): what enters one of them
+    #: leaves the federation, and what comes out of it came in from outside (a physical
+    #: action), so its inputs never cause its outputs at the same tag. A loop through
+    #: one (ported node -> gateway -> ported node) is not a zero-delay cycle.
+    boundaries: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.coordination not in COORDINATIONS:
@@ -143,6 +148,7 @@ class FederationGraph:
         coordination: str = "centralized",
         after: dict[str, int] | None = None,
         break_cycles: bool = False,
+        boundaries: list[str] | None = None,
     ) -> FederationGraph:
         """Match every output to every input of the same topic, across
         federates (a federate's own output to its own input stays inside it).
@@ -152,7 +158,8 @@ class FederationGraph:
         delay (Lingua Franca's ``after 0``). ROS nodes in a feedback loop need
         it: each node's every input may cause each of its outputs, so a loop
         without a delay could never finish a tag. The message still arrives at
-        the same logical time, one microstep later.
+        the same logical time, one microstep later. A loop through one of the
+        ``boundaries`` is no such loop (see the field).
         Two ends that disagree on a topic's message type are refused, naming both."""
         missing = [n for n in federates if n not in ports]
         if missing:
@@ -188,17 +195,27 @@ class FederationGraph:
                             topic=topic,
                         )
                     )
-        graph = cls(list(federates), connections, coordination)
+        graph = cls(list(federates), connections, coordination, boundaries=list(boundaries or []))
         if break_cycles:
-            ids = {n: i for i, n in enumerate(federates)}
-            reach = graph._zero_delay_reach()  # dst reaches src: src -> dst closes a loop
-            graph.connections = [
-                replace(c, after=0)
-                if c.after is None and ids[c.src_federate] in reach[ids[c.dst_federate]]
-                else c
-                for c in connections
-            ]
+            graph.connections = [replace(c, after=0) if graph._closes_loop(c) else c
+                                 for c in connections]  # fmt: skip
         return graph
+
+    def _closes_loop(self, c: ConnectionSpec) -> bool:
+        """Whether ``c`` is one that break_cycles delays: it has no delay and
+        its destination reaches back to its source. A loop through a boundary
+        federate is broken where it leaves the boundary (a ROS 2 message or a
+        ros2 param call enters one microstep after its arrival), so that the
+        ported nodes around it keep their zero-delay connections; a loop
+        among ordinary federates on every connection of it."""
+        if c.after is not None:
+            return False
+        ids = {n: i for i, n in enumerate(self.federates)}
+        src, dst = ids[c.src_federate], ids[c.dst_federate]
+        if c.src_federate in self.boundaries:
+            return src in self._zero_delay_reach()[dst]
+        ordinary = c.dst_federate not in self.boundaries
+        return ordinary and src in self._zero_delay_reach(through_boundaries=False)[dst]
 
     # -- as data ------------------------------------------------------------------
 
@@ -209,6 +226,7 @@ class FederationGraph:
             "coordination": self.coordination,
             "name": self.name,
             "assigned": self.assigned,
+            "boundaries": self.boundaries,
         }
 
     @classmethod
@@ -220,6 +238,7 @@ class FederationGraph:
                 data["coordination"],
                 data.get("name", ""),
                 dict(data.get("assigned", {})),
+                list(data.get("boundaries", [])),
             )
         except (KeyError, TypeError) as exc:
             raise AssemblyError(f"malformed federation graph: {exc!r}") from None
@@ -234,14 +253,17 @@ class FederationGraph:
             up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
         return up
 
-    def _zero_delay_reach(self) -> list[set[int]]:
+    def _zero_delay_reach(self, through_boundaries: bool = True) -> list[set[int]]:
         """For each federate id, the ids it reaches over connections without
-        ``after`` delays (itself only if it is on such a cycle)."""
+        ``after`` delays (itself only if it is on such a cycle). With
+        ``through_boundaries=False`` a boundary federate is reached but passes
+        nothing on (see ``boundaries``)."""
         ids = {n: i for i, n in enumerate(self.federates)}
         succ: list[set[int]] = [set() for _ in self.federates]
         for c in self.connections:
             if c.after is None:
                 succ[ids[c.src_federate]].add(ids[c.dst_federate])
+        stops = set() if through_boundaries else {ids[b] for b in self.boundaries if b in ids}
         reach = []
         for start in range(len(succ)):
             seen: set[int] = set()
@@ -250,7 +272,8 @@ class FederationGraph:
                 x = stack.pop()
                 if x not in seen:
                     seen.add(x)
-                    stack.extend(succ[x])
+                    if x not in stops:
+                        stack.extend(succ[x])
             reach.append(seen)
         return reach
 
@@ -265,7 +288,13 @@ class FederationGraph:
         return {
             "coordination": self.coordination,
             "federates": [
-                {"id": i, "name": n, "upstream": up[i], "cycle": i in cyclic}
+                {
+                    "id": i,
+                    "name": n,
+                    "upstream": up[i],
+                    "cycle": i in cyclic,
+                    "boundary": n in self.boundaries,
+                }
                 for i, n in enumerate(self.federates)
             ],
         }

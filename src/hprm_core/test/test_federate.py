@@ -165,3 +165,26 @@ def test_an_unmatched_topic_leaves_its_port_unconnected(tmp_path):
     codes, outs = _finish(rti, feds)
     assert codes == {"counter": 0, "printer": 0, "rti": 0}, outs
     assert "PRINTER" not in outs["printer"]
+
+
+def test_a_boundary_federate_that_would_feed_an_input_through_is_refused():
+    """The RTI counts no zero-delay path through a boundary federate (a
+    gateway), so one whose reaction reads an input and writes an output is
+    refused before it joins, naming the reaction and both ports."""
+    from hprm_core import Input, Output, PhysicalAction, Reactor
+    from hprm_core.federate import _check_boundary
+    from hprm_core.federation import FederationError
+
+    def gateway(feed_through):
+        r = Reactor()
+        r.attach("outof0", Input(topic="/status"))
+        r.attach("into0", Output(topic="/cmd"))
+        r.attach("arrived", PhysicalAction())
+        r.add_reaction(lambda: None, "arrived", effects="into0", name="enter")
+        r.add_reaction(lambda: None, "outof0", effects="into0" if feed_through else (),
+                       name="leave")  # fmt: skip
+        return r
+
+    _check_boundary(gateway(False), "gw")  # physical action -> output: fine
+    with pytest.raises(FederationError, match="reaction leave reads outof0 and writes into0"):
+        _check_boundary(gateway(True), "gw")

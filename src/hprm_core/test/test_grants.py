@@ -14,6 +14,7 @@ class Fed:
     id: int
     upstream: list = field(default_factory=list)
     cycle: bool = False
+    boundary: bool = False
     net: Tag = NEVER
     ltc: Tag = NEVER
     granted: Tag = NEVER
@@ -89,6 +90,16 @@ def test_a_cycle_with_a_delay_grants_outright():
     )
     # 1 reacts at 10 ms at the earliest; its message lands at 11 ms
     assert grants(g) == [(0, "TAG", t(10))]
+
+
+def test_a_loop_through_a_boundary_federate_grants_outright():
+    # 1 is a gateway: 0 publishes to it and it feeds 0 (ROS 2 messages, calls), but what
+    # it receives never makes it send at that tag. Its next send is its own NET (13 ms).
+    g = feds(Fed(0, [(1, None)], net=t(10)), Fed(1, [(0, None)], boundary=True, net=t(13)))
+    assert earliest_outputs(g) == {0: t(10), 1: t(13)}
+    assert grants(g) == [(0, "TAG", t(10))]
+    g[1].boundary = False  # the same loop through an ordinary federate: 0 must wait
+    assert grants(g) == []
 
 
 def test_a_finished_upstream_grants_forever_so_the_downstream_finishes():

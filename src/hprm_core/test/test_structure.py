@@ -231,3 +231,27 @@ def test_a_boundary_federate_is_given_the_topics_the_others_leave_open():
     assert FederationGraph.from_json({**graph.to_json(), "assigned": {"gw": given}}).assigned == {
         "gw": given
     }
+
+
+def test_a_loop_through_a_boundary_federate_is_broken_where_it_leaves_the_boundary():
+    """a -> b -> gw -> a, gw a gateway: what gw receives leaves the federation,
+    what it sends came from outside. ``break_cycles`` delays only gw -> a (by
+    a microstep): a -> b keeps its zero delay, and no federate is left on a
+    cycle. The same loop through an ordinary federate is delayed throughout."""
+    ports = {
+        "a": [_port("o", "out", "/ab", "x/msg/T"), _port("i", "in", "/cmd", "x/msg/C")],
+        "b": [_port("i", "in", "/ab"), _port("o", "out", "/status", "x/msg/S")],
+        "gw": [_port("into0", "out", "/cmd", "x/msg/C"),
+               _port("outof0", "in", "/status", "x/msg/S")],
+    }  # fmt: skip
+    names = ["a", "b", "gw"]
+    through = FederationGraph.from_descriptions(names, ports, break_cycles=True,
+                                                boundaries=["gw"])  # fmt: skip
+    assert [(c.topic, c.after) for c in through.connections] == [
+        ("/ab", None), ("/cmd", 0), ("/status", None)]  # fmt: skip
+    assert through.zero_delay_cycle_members() == set()
+    assert [f["boundary"] for f in through.describe()["federates"]] == [False, False, True]
+    assert FederationGraph.from_json(through.to_json()).boundaries == ["gw"]
+    ordinary = FederationGraph.from_descriptions(names, ports, break_cycles=True)
+    assert sorted(c.after for c in ordinary.connections if c.after is not None) == [0, 0, 0]
+    assert FederationGraph.from_descriptions(names, ports).zero_delay_cycle_members() == {0, 1, 2}
