@@ -17,6 +17,10 @@ produce, as for any federate with physical inputs. Messages keep their
 content and type; numeric arrays arriving from ROS 2 are decoded once, as
 numpy views, and cross to ported nodes by shared-memory reference.
 
+- the parameter services of each ported node (``ros2 param``) are served here
+  and carried to the node as tagged calls (:mod:`hprm_bridge.parameter_services`);
+  the nodes' ``/rosout`` lines leave as any topic does.
+
 Backend: the ROS-free wire client (:mod:`hprm_bridge.wire`), so the gateway
 works with or without a ROS 2 install; plain ROS 2 nodes see an ordinary
 node named ``hprm_gateway``.
@@ -40,12 +44,14 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 import yaml
 
-from hprm_bridge import messages
+from hprm_bridge import messages, parameter_services
 from hprm_bridge.bridge_config import LATENESS, TAG_POLICIES, BridgeConfig, TopicRule
+from hprm_bridge.wire.qos import Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
 
 log = logging.getLogger("hprm.gateway")
@@ -95,8 +101,13 @@ def bridged_topics(
         found.append(BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"],
                                   depth=rule.depth, tag_policy=rule.tag_policy,
                                   stamp_offset=rule.offset_ns, lateness=rule.lateness or "drop",
-                                  bridged=config.bridged(p["topic"])))  # fmt: skip
+                                  bridged=_bridged(config, p["topic"])))  # fmt: skip
     return found
+
+
+def _bridged(config: BridgeConfig, topic: str) -> bool:
+    # ros2 param's way in: a bridge config's patterns choose topics, not these
+    return config.bridged(topic) or parameter_services.is_parameter_topic(topic)
 
 
 class Gateway(Reactor):
@@ -119,6 +130,9 @@ class Gateway(Reactor):
         self._stop = threading.Event()
         self._spinner: threading.Thread | None = None
         self._publishers: dict[str, Any] = {}
+        self._services: dict[str, list[Any]] = {}  # a node's request topic -> its services
+        self._pending: dict[int, tuple[Any, Any]] = {}  # parameter calls in the federation
+        self._calls = 0
         self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
         self.received = 0
         self.published = 0
@@ -127,7 +141,11 @@ class Gateway(Reactor):
         self._lock = threading.Lock()
         self.add_reaction(self._start, self.startup, name="start")
         for i, t in enumerate(self.topics):
-            if t.direction == "in":
+            if t.direction == "out" and parameter_services.is_parameter_topic(t.topic):
+                inp = Input(topic=t.topic, msg_type=t.msg_type)
+                self.attach(t.port or f"outof{i}", inp)
+                self.add_reaction(self._answer(inp), inp, name=f"answer{i}")
+            elif t.direction == "in":
                 port = Output(topic=t.topic, msg_type=t.msg_type)
                 action = PhysicalAction()
                 self.attach(t.port or f"into{i}", port)
@@ -153,13 +171,21 @@ class Gateway(Reactor):
             return
         self._node = Node(self.node_name)
         for t in self.topics:
-            if t.direction == "out" and t.bridged:
+            if (
+                t.direction == "out"
+                and t.bridged
+                and not parameter_services.is_parameter_topic(t.topic)
+            ):
                 self._publishers[t.topic] = self._node.create_publisher(
-                    t.msg_type, t.topic, t.depth
+                    t.msg_type, t.topic, _qos_of(t)
                 )
         readers = {}
         for t, action in self._actions:
             if not t.bridged:
+                continue
+            node = parameter_services.node_of(t.topic)
+            if node is not None:
+                self._serve_parameters(t.topic, node, action)
                 continue
             readers[t.topic] = self._node.create_subscription(
                 t.msg_type, t.topic, self._arrival(t, action), t.depth
@@ -175,13 +201,55 @@ class Gateway(Reactor):
         the gateway's endpoints of the topics it publishes or subscribes."""
         from hprm_bridge.wire.discovery import NodeInfo
 
+        def served(ends: dict[str, list[str]], end: int) -> list[bytes]:
+            return [s.gids[end] for t in ends.get("reads", []) for s in self._services.get(t, ())]
+
         self._node.announce_nodes([
             NodeInfo(namespace="/", name=fed,
-                     reader_gids=[readers[t].gid for t in ends.get("reads", []) if t in readers],
+                     reader_gids=[readers[t].gid for t in ends.get("reads", []) if t in readers]
+                     + served(ends, 0),
                      writer_gids=[self._publishers[t].gid for t in ends.get("writes", [])
-                                  if t in self._publishers])
+                                  if t in self._publishers] + served(ends, 1))
             for fed, ends in sorted(self.behind.items())
         ])  # fmt: skip
+
+    def _serve_parameters(self, topic: str, node: str, action: PhysicalAction) -> None:
+        """The six parameter services of ported node ``node``: each call enters
+        the federation at its arrival (:mod:`hprm_bridge.parameter_services`)."""
+
+        def call(service: str) -> Any:
+            def arrived(srv: Any, request: Any) -> None:
+                with self._lock:
+                    self._calls += 1
+                    token = self._calls
+                    self._pending[token] = (srv, request)
+                # The request's fields, without rmw's header, as a picklable object.
+                fields = {f: getattr(request, f) for f in request.__dataclass_fields__
+                          if f not in ("client_guid", "sequence_number")}  # fmt: skip
+                for value in fields.values():
+                    for item in value if isinstance(value, list) else ():
+                        messages.adopt(item)
+                action.schedule((token, service, SimpleNamespace(**fields)))
+
+            return arrived
+
+        # Served under the name the node is announced by: its federate's (see _announce_behind)
+        feds = [f for f, ends in self.behind.items() if topic in ends.get("reads", [])]
+        node = f"/{feds[0]}" if feds else node
+        self._services[topic] = [
+            self._node.create_service(parameter_services.srv_type(name), request, response,
+                                      f"{node}/{name}", call(name))
+            for name, (_, request, response) in parameter_services.SERVICES.items()
+        ]  # fmt: skip
+
+    def _answer(self, inp: Input) -> Any:
+        def answer() -> None:
+            for token, fields in inp.value:
+                with self._lock:
+                    srv, request = self._pending.pop(token)
+                srv.reply(request, **fields)
+
+        return answer
 
     def _arrival(self, t: BridgedTopic, action: PhysicalAction) -> Any:
         """The DDS thread's callback: the message's tag per the topic's policy.
@@ -249,6 +317,20 @@ class Gateway(Reactor):
         for topic, n in sorted(self.late.items()):
             log.warning("gateway: %d late message(s) on %s (stamp + offset behind arrival)", n,
                         topic)  # fmt: skip
+
+
+# Topics every rclpy node publishes, with the QoS rcl gives them (Humble's
+# rcl_qos_profile_rosout_default and rmw_qos_profile_parameter_events), so late joiners
+# such as rqt_console still get the last 10 s of log lines.
+_ROS_QOS = {
+    "/rosout": QoSProfile(depth=1000, durability=Durability.TRANSIENT_LOCAL, lifespan=10.0),
+    "/parameter_events": QoSProfile(depth=1000),
+}
+
+
+def _qos_of(t: BridgedTopic) -> Any:
+    known = _ROS_QOS.get(t.topic)
+    return t.depth if known is None else known
 
 
 def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, list[str]]]:

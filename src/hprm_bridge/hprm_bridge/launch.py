@@ -67,6 +67,7 @@ from launch.substitutions import LaunchConfiguration
 from hprm_bridge.bridge_config import BridgeConfig
 from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
 from hprm_bridge.porting import check_federation, rti_options
+from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.launcher import rti_command
 
 __all__ = ["Federation", "PortedNode"]
@@ -92,6 +93,7 @@ class _FederateCommand(ExecuteProcess):
                    "--stp-offset", self._stp_offset or _config("stp_offset"), "--"]  # fmt: skip
         env = dict(kwargs.pop("additional_env", None) or {})
         env["HPRM_SECRET"] = _config("secret")
+        env[NODE_SERVICES] = _config("node_services")
         env.setdefault("PYTHONUNBUFFERED", "1")
         super().__init__(cmd=wrapper + list(cmd[1:]), additional_env=env, **kwargs)
 
@@ -179,6 +181,7 @@ class Federation(launch.Action):
         bag_play: str | None = None,
         bag_record: str | None = None,
         bag_stamp: list[str] | tuple[str, ...] = (),
+        node_services: bool = False,
         output: str = "screen",
         **kwargs: Any,
     ) -> None:
@@ -207,6 +210,10 @@ class Federation(launch.Action):
             bridge = BridgeConfig.load(bridge)  # refused here, naming the file and key
         self.bridge = bridge if isinstance(bridge, BridgeConfig) else bool(bridge)
         self.bag_play, self.bag_record, self.bag_stamp = bag_play, bag_record, list(bag_stamp)
+        if node_services and not self.bridge:
+            raise ValueError("Federation: node_services reach ROS 2 through the gateway: add "
+                             "bridge=True")  # fmt: skip
+        self.node_services = bool(node_services)
         self.output = output
 
     @classmethod
@@ -216,9 +223,10 @@ class Federation(launch.Action):
             value = entity.get_attr(attr, optional=True)
             if value is not None:
                 kwargs[attr] = value
-        bridge = entity.get_attr("bridge", data_type=bool, optional=True)
-        if bridge is not None:
-            kwargs["bridge"] = bridge
+        for flag in ("bridge", "node_services"):
+            value = entity.get_attr(flag, data_type=bool, optional=True)
+            if value is not None:
+                kwargs[flag] = value
         kwargs["nodes"] = [parser.parse_action(child) for child in entity.children]
         return cls, kwargs
 
@@ -268,7 +276,8 @@ class Federation(launch.Action):
             )
             settings = {"rti": f"unix:{rti_dir}/rti.sock", "id": federation, "dir": rti_dir,
                         "secret": secret, "timeout": self.timeout or "",
-                        "stp_offset": self.stp_offset or ""}  # fmt: skip
+                        "stp_offset": self.stp_offset or "",
+                        "node_services": "1" if self.node_services else ""}  # fmt: skip
             federates: list[launch.Action] = list(self.nodes)
             watched = [(rti, "the HPRM RTI")]
             watched += [(n, f"HPRM federate {n.federate_name(context)}") for n in self.nodes]

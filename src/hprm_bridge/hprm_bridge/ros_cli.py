@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from typing import Any
 
 from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
 from hprm_bridge.gateway import LATENESS, tag_policy_arg
+from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.cli import after_arg, duration_arg
 
 
@@ -119,6 +121,11 @@ def _run(args: argparse.Namespace) -> int:
     timing += ["--stp-offset", stp[None]] if None in stp else []
     per_node = {n: ["--stp-offset", stp[n]] for n, _ in args.nodes if n in stp}
     extra = {}
+    if args.node_services:
+        if not args.bridge:
+            raise SystemExit("hprm-ros run: --node-services reach ROS 2 through the gateway: "
+                             "add --bridge")  # fmt: skip
+        os.environ[NODE_SERVICES] = "1"  # the nodes' processes inherit it
     if args.bridge:  # the RTI gives it the topics the nodes leave open
         extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing]
         extra[GATEWAY] += ["--lateness", args.lateness] if args.lateness else []
@@ -208,6 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--bridge", action="store_true",
                    help="carry the topics the nodes leave open (no publisher, or no subscriber, "
                    "among them) to and from plain ROS 2, through a gateway federate")  # fmt: skip
+    r.add_argument("--node-services", action="store_true",
+                   help="--bridge: the nodes' log lines on /rosout and their parameters for "
+                   "ros2 param, through the gateway")  # fmt: skip
     r.add_argument("--tag-policy", action="append", default=[], type=tag_policy_arg,
                    metavar="TOPIC=header_stamp[:OFFSET]",
                    help="--bridge: tag a topic from ROS 2 by its header.stamp (+ OFFSET) "

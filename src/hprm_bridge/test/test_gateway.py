@@ -125,7 +125,7 @@ def test_a_ported_talker_reaches_a_plain_ros2_listener(coordination):
     finally:
         out = _stop(listener)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "talker.pub0 -> ros2_gateway.outof0 (topic /chatter)" in r.stdout
+    assert re.search(r"talker\.pub0 -> ros2_gateway\.outof\d+ \(topic /chatter\)", r.stdout)
     heard = re.findall(r"^PLAIN (\d+[ab])$", out, re.M)
     everything = [f"{n}{p}" for n in range(1, 301) for p in "ab"]  # 100 Hz for 3 s
     order = [everything.index(m) for m in heard]
@@ -162,13 +162,90 @@ def test_a_gateway_with_nothing_open_takes_no_ports_and_the_run_goes_on():
     assert r.stdout.count("[pinger] PONG") == 1  # 10 ms tick; the 20 ms answer is past the stop
 
 
+def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_node_link(
+    tmp_path,
+):
+    """--node-services: pinger and ponger, which talk only to each other, give
+    the gateway their /rosout (denied here: it stays off ROS 2) and their
+    parameter calls (never denied: they are ros2 param's way in, not topics).
+    The loops through the gateway are broken where they leave it (a call
+    enters a microstep after its arrival), never between the nodes."""
+    config = tmp_path / "bridge.yaml"
+    config.write_text("deny: ['/rosout', '/_hprm/.*']\n")
+    r = subprocess.run(
+        [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
+         "--node-services", "--bridge-config", str(config), "--timeout", "20 ms"],
+        capture_output=True, text=True, timeout=120, env=_env(),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    taken = re.search(r"federate ros2_gateway takes the open topics: (.*)", r.stdout).group(1)
+    assert taken.split(", ") == [
+        "/_hprm/parameters/pinger/request (out)", "/_hprm/parameters/ponger/request (out)",
+        "/_hprm/parameters/pinger/reply (in)", "/_hprm/parameters/ponger/reply (in)",
+        "/rosout (in)"]  # fmt: skip
+    assert "gateway: /rosout is open but not bridged (the bridge config)" in r.stdout
+    delayed = re.findall(r"INFO:   (\S+) -> (\S+) \(topic (\S+), 1 microstep later\)", r.stdout)
+    assert sorted(topic for _, _, topic in delayed) == [
+        "/_hprm/parameters/pinger/request",
+        "/_hprm/parameters/ponger/request",
+        "/ping",
+        "/pong",
+    ], r.stdout  # fmt: skip  (ping <-> pong is a loop of its own)
+    assert r.stdout.count("[pinger] PONG") == 1
+    r = subprocess.run([*HPRM_ROS, str(NODES / "pinger.py"), "--node-services"],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode != 0 and "--node-services reach ROS 2 through the gateway" in r.stderr
+
+
+ROSOUT_LISTENER = """
+    import sys, time
+    from hprm_bridge.wire import Durability, Node, QoSProfile
+    with Node("rosout_listener") as node:
+        def show(m):
+            print("LOG", m.name, m.level, m.stamp.sec * 10**9 + m.stamp.nanosec, m.function,
+                  m.msg, sep="|", flush=True)
+        node.create_subscription("rcl_interfaces/msg/Log", "/rosout", show,
+                                 QoSProfile(depth=1000, durability=Durability.TRANSIENT_LOCAL))
+        end = time.monotonic() + float(sys.argv[1])
+        try:
+            while time.monotonic() < end:
+                node.spin_once(0.05)
+        except KeyboardInterrupt:
+            pass
+"""
+
+
+def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
+    """What rqt_console and ``ros2 topic echo /rosout`` read: each line the
+    ported node prints, with its level, logger name and calling function, the
+    lines logged in callbacks stamped with the callback's logical time."""
+    env = _env()
+    listener = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(ROSOUT_LISTENER), "20"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        r = _federation("log_probe.py", env, "--node-services", timeout="10 s")
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line.split("|")[1:] for line in out.splitlines() if line.startswith("LOG|")]
+    assert [(name, level, msg) for name, level, _, _, msg in lines[:8]] == [
+        ("log_probe", "20", "hello"), ("log_probe", "30", "careful"),
+        ("log_probe", "20", "once 0"), ("log_probe", "20", "skip 1"),
+        ("log_probe", "20", "skip 2"), ("log_probe.sub", "40", "from a child"),
+        ("log_probe", "10", "shown at debug"), ("log_probe", "20", "tick 1"),
+    ], out  # fmt: skip
+    assert {fn for _, _, _, fn, _ in lines[:7]} == {"__init__"}
+    ticks = [(int(stamp), msg) for _, _, stamp, fn, msg in lines if fn == "tick"]
+    # every 10 ms, throttled to one line per 25 ms of logical time: ticks 1, 4, 7, 10
+    assert [msg for _, msg in ticks] == ["tick 1", "tick 4", "tick 7", "tick 10"], out
+    assert [t - ticks[0][0] for t, _ in ticks] == [0, 30_000_000, 60_000_000, 90_000_000]
+
+
 @pytest.mark.ros2
 def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    if shutil.which("ros2") is None:
-        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+    _needs_ros2_cli()
     env = _env()
     listener = _plain("listen", 0, env, rclpy=True)  # real rclpy listener.py
     try:
@@ -232,6 +309,20 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(laten
         assert int(points[0][1]) > 1_000_000_000  # delivered at its arrival, stamp long past
 
 
+def _needs_ros2_cli():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    if shutil.which("ros2") is None:
+        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+
+
+def _in_background(env, *args):
+    """``hprm-ros run ARGS`` running on, its own process group (for a Ctrl-C)."""
+    out = {"stdout": subprocess.PIPE, "stderr": subprocess.STDOUT, "text": True}
+    return subprocess.Popen([*HPRM_ROS, *args], env=env, start_new_session=True, **out)
+
+
 def _ros2(env, *args, timeout=60):
     return subprocess.run(["ros2", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -241,19 +332,11 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
     """While a ported talker and greeter run behind the gateway, ros2 node list
     shows them, ros2 node info lists what each publishes, ros2 topic echo
     receives it."""
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    if shutil.which("ros2") is None:
-        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+    _needs_ros2_cli()
     env = _env()
-    fed = subprocess.Popen(
-        [*HPRM_ROS, str(NODES / "talker.py"), str(NODES / "listener.py"), "greeter2=" +
-         str(NODES / "greeter.py"), "--bridge", "--remap", "greeter2:chatter:=greetings",
-         "--timeout", "60 s"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        start_new_session=True,
-    )  # fmt: skip
+    fed = _in_background(env, str(NODES / "talker.py"), str(NODES / "listener.py"),
+                         "greeter2=" + str(NODES / "greeter.py"), "--bridge", "--remap",
+                         "greeter2:chatter:=greetings", "--timeout", "60 s")  # fmt: skip
     try:
         deadline = time.monotonic() + 60
         nodes = set()
@@ -269,6 +352,52 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
     assert "federate ros2_gateway takes the open topics: /greetings (in)" in out, out
+
+
+@pytest.mark.ros2
+def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters():
+    """Humble's own ``ros2 param`` on a ported node: each call goes through the
+    gateway into the node's federate at a tag; a set passes the descriptor's
+    range, read-only flag and the node's on-set callback, as under rclpy, and
+    the node's callbacks see the new value from then on."""
+    _needs_ros2_cli()
+    env = _env()
+    fed = _in_background(
+        env, str(NODES / "tuner.py"), "--bridge", "--node-services", "--timeout", "120 s"
+    )
+
+    def param(*args):  # what ros2 param prints (failures go to stderr)
+        r = _ros2(env, "param", *args, "--no-daemon", timeout=60)
+        return r.stdout + r.stderr
+
+    try:
+        deadline = time.monotonic() + 60
+        while (
+            time.monotonic() < deadline
+            and "/tuner" not in _ros2(env, "node", "list", "--no-daemon").stdout.split()
+        ):
+            time.sleep(0.5)
+        listed = _ros2(env, "param", "list", "/tuner", "--no-daemon").stdout  # stderr: DDS's
+        assert listed.split() == ["fixed", "gain", "label", "pid.kp"], listed
+        assert "Integer value is: 3" in param("get", "/tuner", "gain")
+        assert "Set parameter successful" in param("set", "/tuner", "gain", "7")
+        out = param("set", "/tuner", "gain", "70")
+        assert "Parameter gain out of range. Min: 0, Max: 10, value: 70" in out, out
+        out = param("set", "/tuner", "label", "forbidden")
+        assert "label refused by the node" in out, out
+        out = param("set", "/tuner", "fixed", "2")
+        assert "Trying to set a read-only parameter: fixed." in out, out
+        assert "Integer value is: 7" in param("get", "/tuner", "gain")
+        out = param("describe", "/tuner", "gain")
+        assert "Type: integer" in out and "Max value: 10" in out, out
+    finally:
+        os.killpg(fed.pid, signal.SIGINT)
+        out = fed.communicate(timeout=60)[0]
+    gains = re.findall(r"^\[tuner\] GAIN (\d+) LABEL (\w+)$", out, re.M)
+    # from one tick on the new value, and no tick in between saw a half-made change
+    assert gains and {g for g, _ in gains} == {"3", "7"}, out[-3000:]
+    first7 = [g for g, _ in gains].index("7")
+    assert all(g == "7" for g, _ in gains[first7:]) and {lab for _, lab in gains} == {"front"}
 
 
 def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):

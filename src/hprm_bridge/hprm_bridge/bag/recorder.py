@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bag.source import BagError
+from hprm_bridge.parameter_services import is_parameter_topic
 from hprm_core import Input, Reactor
 
 log = logging.getLogger("hprm.bag")
@@ -47,7 +48,8 @@ class BagRecorder(Reactor):
         for p in ports:  # inputs only: the RTI gives a sink-taker nothing else
             inp = Input(topic=p["topic"], msg_type=p["msg_type"])
             self.attach(p["port"], inp)
-            self._inputs.append((p["topic"], p["msg_type"], inp))
+            if not is_parameter_topic(p["topic"]):  # replies to ros2 param calls: not data
+                self._inputs.append((p["topic"], p["msg_type"], inp))
         self.add_reaction(self._open, self.startup, name="open")
         for i, (topic, msg_type, inp) in enumerate(self._inputs):
             record = self._recorder(topic, msg_type, inp)

@@ -42,9 +42,17 @@ class RcutilsLogger:
     ``now``: the clock throttling counts in (ns); the node's logical clock in
     a federate, the system clock otherwise."""
 
-    def __init__(self, name: str = "", now: Callable[[], int] | None = None) -> None:
+    def __init__(
+        self,
+        name: str = "",
+        now: Callable[[], int] | None = None,
+        sink: Callable[[str, LoggingSeverity, str, Any], None] | None = None,
+    ) -> None:
         self.name = name
         self._now = now or time.time_ns
+        # Also hands each printed line (logger name, severity, text, caller frame) here: a node's
+        # /rosout publisher (hprm_bridge.rclpy.rosout).
+        self._sink = sink
         self._level = LoggingSeverity.UNSET
         self._seen: dict[tuple[Any, ...], Any] = {}  # per call site: once/skip/throttle state
 
@@ -65,7 +73,7 @@ class RcutilsLogger:
     def get_child(self, name: str) -> RcutilsLogger:
         if not name:
             raise ValueError("child logger name must not be empty")
-        child = RcutilsLogger(f"{self.name}.{name}" if self.name else name, self._now)
+        child = RcutilsLogger(f"{self.name}.{name}" if self.name else name, self._now, self._sink)
         child._level = self._level
         return child
 
@@ -88,6 +96,8 @@ class RcutilsLogger:
             return False
         name = "WARN" if severity == LoggingSeverity.WARN else severity.name
         print(f"[{name}] [{time.time():.9f}] [{self.name}]: {message}", file=sys.stderr)
+        if self._sink is not None:
+            self._sink(self.name, severity, f"{message}", caller)
         return True
 
     def _passes(self, site: tuple[Any, ...], kw: dict[str, Any]) -> bool:

@@ -19,9 +19,12 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
+from hprm_bridge.rclpy import parameter_service, rosout
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.node_parameters import NodeParameters
@@ -48,6 +51,9 @@ def _unsupported(call: str, why: str) -> Callable[..., Any]:
 def _ros_type(msg_type: Any) -> str:
     """``pkg/msg/Name`` of a message class (HPRM's or rclpy's) or type string."""
     return normalize_type_name(type_name(msg_type))
+
+
+NODE_SERVICES = "HPRM_NODE_SERVICES"  # =1: /rosout and ros2 param (hprm-ros run --node-services)
 
 
 class _NodeReactor(Reactor):
@@ -142,7 +148,19 @@ class Node:
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
         self._clock = Clock(self._reactor)
-        self._logger = RcutilsLogger(node_name, self._clock.now_ns)
+        # On the ROS 2 graph through the gateway: /rosout and ros2 param. Opt-in, because
+        # the calls make every node a downstream of the gateway (see hprm_bridge README).
+        self._services = os.environ.get(NODE_SERVICES) == "1"
+        self._parameter_calls: Input | None = None
+        if self._services:
+            self._rosout = self._publisher(rosout.TOPIC, rosout.MSG_TYPE, "rosout")
+            self._parameter_calls = Input(topic=request_topic(fqn), msg_type=PORT_TYPE)
+            self._reactor.attach("parameter_calls", self._parameter_calls)
+            self._parameter_replies = self._publisher(reply_topic(fqn), PORT_TYPE,
+                                                      "parameter_replies")  # fmt: skip
+        self._own_publishers = len(self._publishers)  # ahead of the node's pub0, pub1...
+        sink = self._to_rosout if self._services else None
+        self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
         self._finalized = False
         self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
 
@@ -238,13 +256,20 @@ class Node:
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
         self._check_open("create_publisher")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
-        qos = as_profile(qos_profile)
-        port = Output(topic=name, msg_type=ros_type)
-        self._reactor.attach(f"pub{len(self._publishers)}", port)
-        pub = Publisher(name, port, ros_type)
-        pub.qos_profile = qos
+        pub = self._publisher(name, ros_type, f"pub{len(self._publishers) - self._own_publishers}")
+        pub.qos_profile = as_profile(qos_profile)
+        return pub
+
+    def _publisher(self, topic: str, ros_type: str, port_name: str) -> Publisher:
+        port = Output(topic=topic, msg_type=ros_type)
+        self._reactor.attach(port_name, port)
+        pub = Publisher(topic, port, ros_type)
         self._publishers.append(pub)
         return pub
+
+    def _to_rosout(self, logger: str, severity: int, text: str, caller: Any) -> None:
+        log = rosout.log_record(logger, severity, text, caller, self._clock.now_ns())
+        self._rosout.publish(log)
 
     def create_subscription(
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, **kw: Any
@@ -305,7 +330,10 @@ class Node:
             return self._reactor
         self._finalized = True
         r = self._reactor
-        triggers: list[Any] = []
+        triggers: list[Any] = [r.startup]  # lines logged while the node was built
+        if self._parameter_calls is not None:
+            r.add_reaction(self._answer_calls, self._parameter_calls, name="parameters")
+            triggers.append(self._parameter_calls)
         for sub in self._subscriptions:
             r.add_reaction(self._exits(_deliver(sub)), sub._port, name=f"on_{sub._port.name}")
             triggers.append(sub._port)
@@ -314,7 +342,7 @@ class Node:
                 self._exits(_tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
             )
             triggers.append(handle._timer)
-        if self._publishers and triggers:
+        if self._publishers:
             r.add_reaction(
                 _flush(self._publishers),
                 *triggers,
@@ -329,6 +357,13 @@ class Node:
             len(self._timers),
         )
         return r
+
+    def _answer_calls(self) -> None:
+        assert self._parameter_calls is not None
+        for token, service, request in self._parameter_calls.value:
+            self._parameter_replies.publish(
+                (token, parameter_service.answer(self._params, service, request))
+            )
 
     def _exits(self, callback: Callable[[], None]) -> Callable[[], None]:
         """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way

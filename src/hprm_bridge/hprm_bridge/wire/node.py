@@ -76,6 +76,7 @@ from .dds_config import (
 )
 from .errors import MalformedSampleError, WireError
 from .qos import QoSProfile, policy_name, resolve, to_dds
+from .service import Service
 from .typesys import TypeRegistry, default_registry
 
 _log = logging.getLogger("hprm_bridge.wire")
@@ -357,6 +358,7 @@ class Node:
         self._closed = False
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
+        self._services: list[Service] = []
         self._spoken_for: list[discovery.NodeInfo] = []  # nodes announced for others
         self._lent: set[bytes] = set()  # gids of endpoints announced under them
         self._topics: dict[tuple[str, str], Topic] = {}
@@ -468,6 +470,23 @@ class Node:
             self._announce()
             return sub
 
+    def create_service(
+        self,
+        srv_type: str,
+        request: str,
+        response: str,
+        name: str,
+        callback: Callable[[Service, Any], None],
+    ) -> Service:
+        """A server of ``srv_type`` (``pkg/srv/Name``, its ``.srv`` halves given
+        as ``request`` and ``response`` text) on ``name``; see :mod:`.service`."""
+        with self._lock:
+            self._check_open()
+            srv = Service(self, srv_type, request, response, name, callback)
+            self._services.append(srv)
+            self._waitset.attach(srv._condition)
+            return srv
+
     def destroy_publisher(self, publisher: Publisher) -> None:
         """Remove a publisher (and from ``ros_discovery_info``)."""
         with self._lock:
@@ -501,6 +520,8 @@ class Node:
                     ran += 1
                 else:
                     sub._pending.append(item)
+        for srv in list(self._services):
+            ran += srv._serve()
         return ran
 
     def spin(
@@ -525,6 +546,7 @@ class Node:
                 ep._entity = None
             self._publishers.clear()
             self._subscriptions.clear()
+            self._services.clear()
             self._topics.clear()
             _DomainRef.release(self.domain_id)
 

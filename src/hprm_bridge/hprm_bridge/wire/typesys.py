@@ -150,6 +150,27 @@ class TypeRegistry:
                     self._load(dep, (*chain, name))
         self.store.register(typs)
 
+    def define(self, ros_type: str, text: str) -> str:
+        """Add ``ros_type`` from ``.msg`` text (its named fields must be known or
+        loadable); a type already known is kept. What a service's request and
+        reply types need: they have no ``.msg`` file."""
+        name = normalize_type_name(ros_type)
+        with self._lock:
+            if name in self.store.fielddefs:
+                return name
+            pkg, _, short = name.split("/")
+            as_msg = f"{pkg}/msg/{short}"  # rosbags resolves relative names under pkg/msg only
+            try:
+                typs = {name: get_types_from_msg(text, as_msg)[as_msg]}
+            except Exception as exc:
+                raise MsgParseError(f"cannot parse the definition of {name}: {exc}") from exc
+            for _name, desc in typs[name][1]:
+                for dep in _named_deps(desc):
+                    if dep not in self.store.fielddefs:
+                        self._load(dep, (name,))
+            self.store.register(typs)
+        return name
+
     def message_class(self, ros_type: str) -> type:
         """The dataclass of ``ros_type`` (fields in definition order)."""
         return self.store.types[self.resolve(ros_type)]

@@ -1,0 +1,62 @@
+"""The parameter services of ported nodes, as ``ros2 param`` reaches them.
+
+Every rclpy node serves six services under its name (``/talker/get_parameters``
+and so on, types from ``rcl_interfaces/srv``); ``ros2 param list/get/set`` and
+rqt's parameter plugin call them. A ported node's parameters live in its own
+federate process, so the gateway serves the services for every node behind it
+and carries each call into the federation and back over two ports of that
+node (:func:`request_topic`, :func:`reply_topic`):
+
+- a request enters the federation as a tagged event at its arrival (like any
+  ROS 2 message at the gateway), so a ``ros2 param set`` takes effect at one
+  tag, between two callbacks, never in the middle of one, and a recorded
+  run says at which tag;
+- the node answers at that tag with what rclpy would answer; the gateway sends
+  the reply to the caller.
+
+Values on the ports: a request is ``(token, service, request)``, a reply
+``(token, response fields)``; the token lets the gateway find the caller.
+"""
+
+from __future__ import annotations
+
+# rcl_interfaces/srv (Humble): the requests and responses of the six services.
+SERVICES: dict[str, tuple[str, str, str]] = {
+    "describe_parameters": ("DescribeParameters", "string[] names",
+                            "ParameterDescriptor[] descriptors"),
+    "get_parameters": ("GetParameters", "string[] names", "ParameterValue[] values"),
+    "get_parameter_types": ("GetParameterTypes", "string[] names", "uint8[] types"),
+    "list_parameters": ("ListParameters", "uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\n"
+                        "uint64 depth", "ListParametersResult result"),
+    "set_parameters": ("SetParameters", "Parameter[] parameters",
+                       "SetParametersResult[] results"),
+    "set_parameters_atomically": ("SetParametersAtomically", "Parameter[] parameters",
+                                  "SetParametersResult result"),
+}  # fmt: skip
+
+PORT_TYPE = "hprm_bridge/srv/ParameterCall"  # what the two ports carry (a label)
+_PREFIX = "/_hprm/parameters"
+
+
+def request_topic(node_fqn: str) -> str:
+    """The port topic that carries calls into the node ``node_fqn`` (``/ns/name``)."""
+    return f"{_PREFIX}{node_fqn}/request"
+
+
+def reply_topic(node_fqn: str) -> str:
+    return f"{_PREFIX}{node_fqn}/reply"
+
+
+def node_of(topic: str) -> str | None:
+    """The node whose request topic this is, or None for any other topic."""
+    if topic.startswith(_PREFIX + "/") and topic.endswith("/request"):
+        return topic[len(_PREFIX) : -len("/request")]
+    return None
+
+
+def is_parameter_topic(topic: str) -> bool:
+    return topic.startswith(_PREFIX + "/")
+
+
+def srv_type(service: str) -> str:
+    return f"rcl_interfaces/srv/{SERVICES[service][0]}"

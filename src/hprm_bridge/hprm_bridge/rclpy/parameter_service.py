@@ -1,0 +1,111 @@
+"""A ported node's answers to ``ros2 param``: rclpy's parameter services.
+
+The gateway carries each call to the node's federate as a tagged event
+(:mod:`hprm_bridge.parameter_services`); this module answers it at that tag
+from the node's :class:`~hprm_bridge.rclpy.node_parameters.NodeParameters`,
+with what rclpy's ``ParameterService`` (Humble) answers: a set goes through
+the same descriptor checks and ``add_on_set_parameters_callback`` callbacks as
+``node.set_parameters``, an undeclared name reads as ``NOT_SET``, and
+``list_parameters`` filters by prefixes and depth the way rclpy does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hprm_bridge import messages
+from hprm_bridge.rclpy.exceptions import ParameterNotDeclaredException
+from hprm_bridge.rclpy.node_parameters import NodeParameters, _result
+from hprm_bridge.rclpy.parameter import Parameter
+
+_FIELDS = {1: "bool_value", 2: "integer_value", 3: "double_value", 4: "string_value",
+           5: "byte_array_value", 6: "bool_array_value", 7: "integer_array_value",
+           8: "double_array_value", 9: "string_array_value"}  # fmt: skip
+_SEP = "."
+
+
+def to_value_msg(p: Parameter | None) -> Any:
+    """``rcl_interfaces/msg/ParameterValue`` of a parameter (NOT_SET for None)."""
+    msg = messages.message_class("rcl_interfaces/msg/ParameterValue")()
+    if p is None or p.type_ == Parameter.Type.NOT_SET:
+        return msg
+    msg.type = int(p.type_)
+    value = p.value
+    if p.type_ == Parameter.Type.BYTE_ARRAY:
+        value = [bytes([b]) if isinstance(b, int) else b for b in value]
+    setattr(msg, _FIELDS[int(p.type_)], list(value) if isinstance(value, tuple) else value)
+    return msg
+
+
+def from_msg(msg: Any) -> Parameter:
+    """The Parameter a ``rcl_interfaces/msg/Parameter`` sets."""
+    kind = int(msg.value.type)
+    if kind == 0:
+        return Parameter(msg.name, Parameter.Type.NOT_SET)
+    value = getattr(msg.value, _FIELDS[kind])
+    if kind >= 5:  # arrays arrive as numpy arrays or lists: plain Python, as rclpy has
+        value = [v.item() if hasattr(v, "item") else v for v in value]
+    return Parameter(msg.name, Parameter.Type(kind), value)
+
+
+def answer(params: NodeParameters, service: str, request: Any) -> dict[str, Any]:
+    """The response fields for one call of ``service`` (its short name)."""
+    if service == "get_parameters":
+        return {"values": [to_value_msg(params.values.get(n)) for n in request.names]}
+    if service == "get_parameter_types":
+        types = [int(params.values[n].type_) if n in params.values else 0 for n in request.names]
+        return {"types": types}
+    if service == "describe_parameters":
+        descriptor = messages.message_class("rcl_interfaces/msg/ParameterDescriptor")
+        return {"descriptors": [params.descriptors.get(n) or descriptor(name=n)
+                                for n in request.names]}  # fmt: skip
+    if service == "set_parameters":
+        return {"results": [_set(params, [from_msg(p)]) for p in request.parameters]}
+    if service == "set_parameters_atomically":
+        return {"result": _set(params, [from_msg(p) for p in request.parameters])}
+    if service == "list_parameters":
+        return {"result": _list(sorted(params.values), list(request.prefixes),
+                                int(request.depth))}  # fmt: skip
+    raise ValueError(f"no parameter service {service!r}")
+
+
+def _set(params: NodeParameters, given: list[Parameter]) -> Any:
+    try:
+        return params.set_atomically(given)
+    except ParameterNotDeclaredException as exc:
+        return _result(False, f"parameter not declared: {exc}")
+
+
+def _list(names: list[str], prefixes: list[str], depth: int) -> Any:
+    """rclpy's rules: names without a separator match a prefix they start
+    with (all of them when no prefix is given); dotted names within ``depth``
+    separators (0: any) match ``prefix.``, and report their prefixes too."""
+    found: list[str] = []
+    found_prefixes: list[str] = []
+
+    def add_prefix(p: str) -> None:
+        if p not in found_prefixes:
+            found_prefixes.append(p)
+
+    dotted = []
+    for name in names:
+        if _SEP in name:
+            dotted.append(name)
+        elif not prefixes or any(name.startswith(p) for p in prefixes):
+            found.append(name)
+    if depth != 1:
+        for name in dotted:
+            if depth and name.count(_SEP) >= depth:
+                continue
+            own = name.rsplit(_SEP, 1)[0]
+            if not prefixes:
+                found.append(name)
+                add_prefix(own)
+                continue
+            for p in prefixes:
+                if name.startswith(p + _SEP):
+                    found.append(name)
+                    add_prefix(own)
+                    add_prefix(p)
+    result = messages.message_class("rcl_interfaces/msg/ListParametersResult")
+    return result(names=found, prefixes=found_prefixes)
