@@ -324,3 +324,65 @@ def test_raw_subscription_and_serialized_publish(domain):
     assert got is not None and bytes(got)[: len(raw)] == raw
     assert summarize(types.decode(got, "sensor_msgs/msg/Image")) == summarize(msg)
     assert np.array_equal(types.decode(got, "sensor_msgs/msg/Image").data, msg.data)
+
+
+def test_a_service_answers_each_caller_with_its_own_header(domain):
+    """hprm_bridge.wire.service against a client made of plain DDS endpoints,
+    as rmw_cyclonedds makes one: requests on rq/<service>Request start with
+    the caller's guid and sequence number, and the reply repeats them; the
+    reader and writer carry the same serviceid. A malformed request is dropped
+    and counted. (Against Humble's ros2 param: test_gateway.py, ros2-marked.)"""
+    from cyclonedds._clayer import ddspy_take, ddspy_write
+    from cyclonedds.core import InstanceState, SampleState, ViewState
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.qos import Policy, Qos
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+
+    from hprm_bridge.wire.qos import to_dds
+    from hprm_bridge.wire.service import SERVICES_QOS
+
+    def answer(srv, request):
+        srv.reply(request, types=[len(n) for n in request.names])
+
+    with (
+        Node("tuner", domain_id=domain, localhost_only=True) as server,
+        Node("caller", domain_id=domain, localhost_only=True) as caller,
+    ):
+        srv = server.create_service("rcl_interfaces/srv/GetParameterTypes", "string[] names",
+                                    "uint8[] types", "~/get_parameter_types", answer)  # fmt: skip
+        assert srv.service_name == "/tuner/get_parameter_types"
+        types = caller.types
+        part = caller._participant
+        qos = to_dds(SERVICES_QOS)
+        xcdr1 = Qos(Policy.DataRepresentation(use_cdrv0_representation=True))
+        rq = Topic(part, "rq/tuner/get_parameter_typesRequest", types.idl_struct(srv.request_type))
+        rr = Topic(part, "rr/tuner/get_parameter_typesReply", types.idl_struct(srv.response_type))
+        writer, reader = DataWriter(part, rq, qos + xcdr1), DataReader(part, rr, qos)
+        users = [m.qos[Policy.Userdata].data for m in _matched(writer, reader)]
+        assert len(set(users)) == 1 and users[0].startswith(b"serviceid="), users
+        for seq, names in ((7, ["a", "bcd"]), (8, ["xy"])):
+            request = types.new(srv.request_type, client_guid=42, sequence_number=seq, names=names)
+            ddspy_write(writer._ref, types.encode(request, srv.request_type))
+        ddspy_write(writer._ref, b"\x00\x01\x00\x00" + bytes(3))  # too short for the header
+        replies, deadline = [], time.monotonic() + 10
+        while len(replies) < 2 and time.monotonic() < deadline:
+            server.spin_once(0.05)
+            any_state = SampleState.Any | ViewState.Any | InstanceState.Any
+            taken = ddspy_take(reader._ref, any_state, 8)
+            replies += [types.decode(d, srv.response_type) for d, i in taken if i.valid_data]
+        got = sorted((r.client_guid, r.sequence_number, list(r.types)) for r in replies)
+        assert got == [(42, 7, [1, 3]), (42, 8, [2])]
+        assert srv.malformed_count <= 1  # libddsc may refuse it before it reaches us
+
+
+def _matched(writer, reader, timeout=10.0):
+    """The service's reader and writer as the client's endpoints see them, once matched."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        subs, pubs = writer.get_matched_subscriptions(), reader.get_matched_publications()
+        if subs and pubs:
+            return [writer.get_matched_subscription_data(subs[0]),
+                    reader.get_matched_publication_data(pubs[0])]  # fmt: skip
+        time.sleep(0.05)
+    raise AssertionError("the service's endpoints never matched")

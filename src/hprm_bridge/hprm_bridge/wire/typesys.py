@@ -228,7 +228,9 @@ class TypeRegistry:
         kwargs: dict[str, Any] = {}
         for fname, desc in self.store.fielddefs[name][1]:
             attr = _attr(fname)
-            kwargs[attr] = values.pop(attr) if attr in values else self._default(desc)
+            kwargs[attr] = (
+                _as_field(values.pop(attr), desc) if attr in values else self._default(desc)
+            )
         if values:
             raise TypeError(f"{name} has no field(s) {sorted(values)}")
         return self.store.types[name](**kwargs)
@@ -265,6 +267,15 @@ class TypeRegistry:
         name = self.resolve(ros_type)
         with self._lock:
             return self._idl.struct(name)
+
+
+def _as_field(value: Any, desc: tuple[Any, Any]) -> Any:
+    """A list given for a numeric array or sequence, as the numpy array the codec wants."""
+    if isinstance(value, list) and desc[0].name in ("ARRAY", "SEQUENCE"):
+        sub = desc[1][0]
+        if sub[0].name == "BASE" and sub[1][0] in _NUMPY:
+            return np.asarray(value, dtype=_NUMPY[sub[1][0]])
+    return value
 
 
 def _attr(field_name: str) -> str:

@@ -1,0 +1,93 @@
+"""A ported node's answers to ros2 param (hprm_bridge.rclpy.parameter_service),
+without ROS: what the node answers, encoded as the gateway sends it. Humble's
+own ros2 param against a running node: test_gateway.py (ros2-marked)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from hprm_bridge import messages, parameter_services
+from hprm_bridge.rclpy.node_parameters import NodeParameters
+from hprm_bridge.rclpy.parameter import Parameter
+from hprm_bridge.rclpy.parameter_service import answer, from_msg, to_value_msg
+from hprm_bridge.wire.service import envelope_types
+from hprm_bridge.wire.typesys import default_registry
+
+
+@pytest.fixture
+def params():
+    p = NodeParameters("tuner", {})
+    for name, value in [("gain", 3), ("ids", [1, 2, 3]), ("pid.kp", 0.5), ("pid.inner.ki", 0.1),
+                        ("names", ["a", "b"]), ("fixed", True)]:  # fmt: skip
+        descriptor = None
+        if name == "fixed":
+            descriptor = messages.message_class("rcl_interfaces/msg/ParameterDescriptor")(
+                read_only=True
+            )
+        p.declare(name, value, descriptor, False)
+    return p
+
+
+def _sent(service, fields):
+    """The response as the gateway encodes it (and ros2 param decodes it)."""
+    types = default_registry()
+    _, request, response = parameter_services.SERVICES[service]
+    _, resp_type = envelope_types(types, parameter_services.srv_type(service), request, response)
+    msg = types.new(resp_type, client_guid=1, sequence_number=2, **fields)
+    return types.decode(types.encode(msg, resp_type), resp_type)
+
+
+def test_get_returns_values_and_not_set_for_undeclared_names(params):
+    fields = answer(params, "get_parameters", SimpleNamespace(names=["gain", "ids", "nope"]))
+    back = _sent("get_parameters", fields).values
+    assert [v.type for v in back] == [2, 7, 0]
+    assert back[0].integer_value == 3 and list(back[1].integer_array_value) == [1, 2, 3]
+    types = answer(params, "get_parameter_types", SimpleNamespace(names=["names", "nope"]))
+    assert list(_sent("get_parameter_types", types).types) == [9, 0]
+
+
+def test_set_goes_through_the_same_checks_as_node_set_parameters(params):
+    value = messages.message_class("rcl_interfaces/msg/ParameterValue")
+    param = messages.message_class("rcl_interfaces/msg/Parameter")
+    calls = SimpleNamespace(parameters=[
+        param(name="gain", value=value(type=2, integer_value=7)),
+        param(name="fixed", value=value(type=1, bool_value=False)),
+        param(name="nope", value=value(type=2, integer_value=1)),
+        param(name="gain", value=value(type=4, string_value="seven")),
+    ])  # fmt: skip
+    results = _sent("set_parameters", answer(params, "set_parameters", calls)).results
+    assert [r.successful for r in results] == [True, False, False, False]
+    assert "read-only" in results[1].reason and "not declared" in results[2].reason
+    assert params.values["gain"].value == 7
+    atomic = answer(
+        params, "set_parameters_atomically", SimpleNamespace(parameters=calls.parameters)
+    )
+    assert not _sent("set_parameters_atomically", atomic).result.successful
+    assert params.values["gain"].value == 7  # all or none
+
+
+def test_list_filters_by_prefix_and_depth_as_rclpy(params):
+    def listed(prefixes, depth):
+        r = answer(params, "list_parameters", SimpleNamespace(prefixes=prefixes, depth=depth))
+        result = _sent("list_parameters", r).result
+        return list(result.names), list(result.prefixes)
+
+    names, prefixes = listed([], 0)
+    assert names == ["fixed", "gain", "ids", "names", "pid.inner.ki", "pid.kp"]
+    assert prefixes == ["pid.inner", "pid"]
+    assert listed([], 1) == (["fixed", "gain", "ids", "names"], [])
+    assert listed([], 2) == (["fixed", "gain", "ids", "names", "pid.kp"], ["pid"])
+    assert listed(["pid"], 0) == (["pid.inner.ki", "pid.kp"], ["pid.inner", "pid"])
+
+
+@pytest.mark.parametrize("value", [True, 5, 2.5, "s", [True, False], [1, 2], [0.5], ["x", "y"],
+                                   b"\x01\x02"])  # fmt: skip
+def test_values_round_trip_through_parameter_messages(value):
+    p = Parameter("p", value=value)
+    msg = messages.message_class("rcl_interfaces/msg/Parameter")(name="p", value=to_value_msg(p))
+    back = from_msg(msg)
+    assert back.type_ == p.type_
+    if isinstance(value, bytes):
+        assert bytes(b[0] if isinstance(b, bytes) else b for b in back.value) == value
+    else:
+        assert back.value == value
