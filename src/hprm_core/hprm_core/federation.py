@@ -102,6 +102,8 @@ class FederateCoordinator:
         self.out_conns: list[NetConnection] = links.out_conns
         self.absent_tags: dict[int, Tag] = {}  # port id -> latest tag known absent
         self.known_tags: dict[int, Tag] = {}  # port id -> tag of the latest message on it
+        self.waited = [cid for cid, c in self.in_ports.items() if c.wait]  # see _may_process
+        self.unwaited = len(self.waited) < len(self.in_ports)
         self.peers: dict[int, Connection] = {}  # downstream federate -> peer-to-peer conn
         self.upstream_feds = links.upstream_feds
         self.p2p_upstream = links.p2p_upstream  # payloads peer to peer (see links.py)
@@ -262,7 +264,10 @@ class FederateCoordinator:
         # status"), in either coordination. It is what lets a message that
         # came peer to peer be processed without waiting for the RTI's grant.
         known = self.known_tags
-        if len(known) == len(self.in_ports) and min(known.values()) >= tag:
+        if self.unwaited:  # Input(wait=False) ports settle nothing
+            if all(known.get(cid, NEVER) >= tag for cid in self.waited):
+                return True
+        elif len(known) == len(self.in_ports) and min(known.values()) >= tag:
             return True
         if self.centralized:
             if tag <= self.granted or tag == self.provisional:

@@ -467,7 +467,7 @@ class Scheduler:
         later = max(self.tag, self._tardy_last.get(port, NEVER)).delay(0)
         self._tardy_last[port] = later
         handled = any(r.stp_fn is not None for r in port._reactions)
-        (log.info if handled else log.error)(
+        (log.debug if handled else log.error)(
             "tardy message on %s: tag %s arrived after tag %s was processed; delivered at %s%s",
             port.fqn,
             tag.elapsed(self.start_time),

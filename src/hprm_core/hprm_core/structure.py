@@ -40,6 +40,7 @@ from hprm_core.environment import reaction_specs
 from hprm_core.errors import AssemblyError
 from hprm_core.reactor import Port, Reactor
 from hprm_core.tag import duration
+from hprm_core.trigger import Input
 
 COORDINATIONS = ("centralized", "decentralized")
 
@@ -54,6 +55,7 @@ class ConnectionSpec:
     threshold: int | None = None  # out-of-band (shared memory) from this many bytes
     serialization: str | None = None  # "pickle" (default) or "safe"
     topic: str | None = None  # the topic it was matched by, for messages
+    wait: bool = True  # False: its receiver never waits for it (an Input(wait=False))
 
     @property
     def src_federate(self) -> str:
@@ -135,7 +137,14 @@ class FederationGraph:
             threshold, mode = main._link_options.get((src, dst), (None, None))
             link_options(threshold, mode)  # refused here, by name, if wrong
             connections.append(
-                ConnectionSpec(f"{sf}.{src.name}", f"{df}.{dst.name}", delay, threshold, mode)
+                ConnectionSpec(
+                    f"{sf}.{src.name}",
+                    f"{df}.{dst.name}",
+                    delay,
+                    threshold,
+                    mode,
+                    wait=not isinstance(dst, Input) or dst.wait,
+                )
             )
         return cls(list(names.values()), connections, coordination, main.fqn)
 
@@ -193,6 +202,7 @@ class FederationGraph:
                             f"{dfed}.{dp['port']}",
                             delays.get(topic),
                             topic=topic,
+                            wait=dp.get("wait", True),
                         )
                     )
         graph = cls(list(federates), connections, coordination, boundaries=list(boundaries or []))
@@ -208,7 +218,7 @@ class FederationGraph:
         ros2 param call enters one microstep after its arrival), so that the
         ported nodes around it keep their zero-delay connections; a loop
         among ordinary federates on every connection of it."""
-        if c.after is not None:
+        if c.after is not None or not c.wait:
             return False
         ids = {n: i for i, n in enumerate(self.federates)}
         src, dst = ids[c.src_federate], ids[c.dst_federate]
@@ -246,11 +256,13 @@ class FederationGraph:
     # -- derived --------------------------------------------------------------------
 
     def upstream(self) -> list[list[tuple[int, int | None]]]:
-        """For each federate id: (upstream federate id, delay) per incoming connection."""
+        """For each federate id: (upstream federate id, delay) per incoming
+        connection it waits for (every one but those into ``Input(wait=False)``)."""
         ids = {n: i for i, n in enumerate(self.federates)}
         up: list[list[tuple[int, int | None]]] = [[] for _ in self.federates]
         for c in self.connections:
-            up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
+            if c.wait:
+                up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
         return up
 
     def _zero_delay_reach(self, through_boundaries: bool = True) -> list[set[int]]:
@@ -261,7 +273,7 @@ class FederationGraph:
         ids = {n: i for i, n in enumerate(self.federates)}
         succ: list[set[int]] = [set() for _ in self.federates]
         for c in self.connections:
-            if c.after is None:
+            if c.after is None and c.wait:  # a receiver that never waits closes no cycle
                 succ[ids[c.src_federate]].add(ids[c.dst_federate])
         stops = set() if through_boundaries else {ids[b] for b in self.boundaries if b in ids}
         reach = []
@@ -315,6 +327,8 @@ def describe_ports(reactor: Reactor) -> list[dict[str, Any]]:
                         "msg_type": e.msg_type,
                     }
                 )
+                if isinstance(e, Input) and not e.wait:
+                    described[-1]["wait"] = False
     return described
 
 
@@ -352,6 +366,7 @@ class NetConnection:
     #: what a message on it fires: its port, or the port's fan-in share where several
     #: connections end at one port (hprm_core.fan_in); set by FederateLinks
     deliver: Any = None
+    wait: bool = True  # False: into an Input(wait=False), which its federate never waits for
 
 
 @dataclass
@@ -410,6 +425,7 @@ class FederatedProgram:
                     mode,
                     src_name=prefix + c.src,
                     dst_name=prefix + c.dst,
+                    wait=c.wait,
                 )
             )
             if df.id not in sf.downstream:

@@ -233,9 +233,23 @@ def type_name(t: Any) -> str:
 
 class Input(Port):
     """An input port (``Input(width=N)`` for a multiport; ``topic=`` and
-    ``msg_type=`` for a federate that describes itself to its RTI)."""
+    ``msg_type=`` for a federate that describes itself to its RTI).
+
+    ``wait=False``: in a federation, its federate never waits for this input
+    before processing a tag (no grant held, no STP offset waited out), for
+    inputs whose values may come late without harm: a request from outside
+    such as a ``ros2 param`` call. A value that arrives after its tag was
+    processed is delivered as tardy (``stp_violation`` handler), never
+    slipped into the past. It also closes no zero-delay cycle."""
 
     kind = "input"
+
+    # Any: as Port's
+    def __init__(
+        self, width: Any = None, *, topic: Any = None, msg_type: Any = None, wait: bool = True
+    ) -> None:
+        super().__init__(width, topic=topic, msg_type=msg_type)
+        self.wait = wait
 
 
 class Output(Port):

@@ -255,3 +255,27 @@ def test_a_loop_through_a_boundary_federate_is_broken_where_it_leaves_the_bounda
     ordinary = FederationGraph.from_descriptions(names, ports, break_cycles=True)
     assert sorted(c.after for c in ordinary.connections if c.after is not None) == [0, 0, 0]
     assert FederationGraph.from_descriptions(names, ports).zero_delay_cycle_members() == {0, 1, 2}
+
+
+def test_an_input_its_federate_never_waits_for_holds_nothing_back():
+    """Input(wait=False) (a ros2 param call into a ported node): described as
+    such, its connection is no upstream of its federate for grants or STP
+    waits, and closes no zero-delay cycle."""
+    from hprm_core import Input, Output, Reactor
+    from hprm_core.structure import describe_ports
+
+    node = Reactor()
+    node.attach("calls", Input(topic="/calls", msg_type="x/msg/C", wait=False))
+    node.attach("out", Output(topic="/status", msg_type="x/msg/S"))
+    described = describe_ports(node)
+    assert described[0] == {"port": "calls", "direction": "in", "topic": "/calls",
+                            "msg_type": "x/msg/C", "wait": False}  # fmt: skip
+    assert "wait" not in described[1]
+    ports = {"node": described, "gw": [_port("into0", "out", "/calls", "x/msg/C"),
+                                       _port("outof0", "in", "/status", "x/msg/S")]}  # fmt: skip
+    graph = FederationGraph.from_descriptions(["node", "gw"], ports, break_cycles=True)
+    assert [(c.topic, c.wait, c.after) for c in graph.connections] == [
+        ("/calls", False, None), ("/status", True, None)]  # fmt: skip
+    assert graph.upstream() == [[], [(0, None)]]  # node waits for nobody
+    assert graph.zero_delay_cycle_members() == set()
+    assert FederationGraph.from_json(graph.to_json()).connections == graph.connections

@@ -148,13 +148,14 @@ class Node:
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
         self._clock = Clock(self._reactor)
-        # On the ROS 2 graph through the gateway: /rosout and ros2 param. Opt-in, because
-        # the calls make every node a downstream of the gateway (see hprm_bridge README).
+        # On the ROS 2 graph through the gateway: /rosout and ros2 param (opt-in: more ports
+        # on every node, more traffic to the gateway; see hprm_bridge README)
         self._services = os.environ.get(NODE_SERVICES) == "1"
         self._parameter_calls: Input | None = None
         if self._services:
             self._rosout = self._publisher(rosout.TOPIC, rosout.MSG_TYPE, "rosout")
-            self._parameter_calls = Input(topic=request_topic(fqn), msg_type=PORT_TYPE)
+            # never waited for: a call may come late, the node need not wait on the gateway
+            self._parameter_calls = Input(topic=request_topic(fqn), msg_type=PORT_TYPE, wait=False)
             self._reactor.attach("parameter_calls", self._parameter_calls)
             self._parameter_replies = self._publisher(reply_topic(fqn), PORT_TYPE,
                                                       "parameter_replies")  # fmt: skip
@@ -332,7 +333,8 @@ class Node:
         r = self._reactor
         triggers: list[Any] = [r.startup]  # lines logged while the node was built
         if self._parameter_calls is not None:
-            r.add_reaction(self._answer_calls, self._parameter_calls, name="parameters")
+            r.add_reaction(self._answer_calls, self._parameter_calls,
+                           stp_violation=self._answer_calls, name="parameters")  # fmt: skip
             triggers.append(self._parameter_calls)
         for sub in self._subscriptions:
             r.add_reaction(self._exits(_deliver(sub)), sub._port, name=f"on_{sub._port.name}")
