@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -25,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+
+from hprm_bridge.wire.dds_config import random_domain_id
 
 from . import timing
 
@@ -235,7 +236,7 @@ def _run_ros2(
     missing = rclpy_missing()
     if missing:
         raise RuntimeError(missing)
-    ros_env = dict(environ, ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    ros_env = dict(environ, ROS_DOMAIN_ID=str(random_domain_id()))
     files = node_files()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     with out.open("w") as sink:

@@ -3,7 +3,6 @@ no HPRM import) under hprm-ros run, both coordinations, and under real rclpy
 where a Humble is sourced. Real processes, sockets and shared memory."""
 
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from hprm_bridge.examples import ros_pipeline
+from hprm_bridge.wire.dds_config import random_domain_id
 
 PIPELINE = Path(ros_pipeline.__file__).parent
 NODES = [PIPELINE / f"{n}.py" for n in ("camera", "detector", "planner", "controller")]
@@ -110,7 +110,7 @@ def test_the_same_node_files_run_under_real_rclpy():
     )
     if shutil.which("ros2") is None:
         pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     popen = dict(env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     procs = [  # subscribers first
         subprocess.Popen([sys.executable, str(node)], **popen) for node in reversed(NODES)

@@ -4,7 +4,6 @@ traffic: plain nodes on the ROS-free wire client everywhere, on real rclpy
 where a Humble is sourced."""
 
 import os
-import random
 import re
 import shutil
 import signal
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from hprm_bridge.gateway import BridgedTopic, bridged_topics
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core.assembly import open_ports
 
 NODES = Path(__file__).parent / "nodes"
@@ -82,7 +82,7 @@ PLAIN = {
 
 
 def _env():
-    return dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)),
+    return dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()),
                 ROS_LOCALHOST_ONLY="1")  # fmt: skip
 
 

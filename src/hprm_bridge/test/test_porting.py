@@ -3,7 +3,6 @@ std_msgs only) run as HPRM federates under ``hprm-ros run``, and, where a real
 Humble is sourced, under real rclpy too. Real processes and sockets."""
 
 import os
-import random
 import re
 import shutil
 import subprocess
@@ -13,6 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from hprm_bridge.wire.dds_config import random_domain_id
 
 NODES = Path(__file__).parent / "nodes"
 HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli"]
@@ -88,7 +89,7 @@ def test_the_same_node_files_run_under_real_rclpy():
     )
     if shutil.which("ros2") is None:
         pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     listener = subprocess.Popen([sys.executable, str(NODES / "listener.py")], **popen)
     talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], **popen)

@@ -3,7 +3,6 @@ errors for what is not offered, a node run on its own in logical time."""
 
 import json
 import os
-import random
 import re
 import subprocess
 import sys
@@ -16,6 +15,7 @@ from hprm_bridge import rclpy as hrclpy
 from hprm_bridge.rclpy.duration import Duration
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.time import Time
+from hprm_bridge.wire.dds_config import random_domain_id
 
 String = messages.message_class("std_msgs/msg/String")
 
@@ -214,7 +214,7 @@ def test_logger_output_matches_real_rclpy():
     pytest.importorskip(
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     # Real rclpy: run until DONE (its spin does not return after a shutdown
     # from a callback on Humble), then kill.
     proc = subprocess.Popen([sys.executable, str(LOG_PROBE)], env=env, text=True,

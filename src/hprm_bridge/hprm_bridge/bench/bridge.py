@@ -21,7 +21,6 @@ less than one DDS hop (half the plain round trip). The result follows
 from __future__ import annotations
 
 import os
-import random
 import signal
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
 SIZES = [("1 KB", 1_000), ("6 MB", 6_000_000)]
@@ -78,7 +78,7 @@ def _round_trips(count: int, nbytes: int, domain: int, timeout_s: float = 60.0) 
 
 
 def _with_relay(argv: list[str], count: int, nbytes: int) -> list[float]:
-    domain = random.randint(100, 200)
+    domain = random_domain_id()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1",
                PYTHONUNBUFFERED="1")  # fmt: skip
     relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

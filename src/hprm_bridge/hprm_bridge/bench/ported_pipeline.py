@@ -21,7 +21,6 @@ rclpy / HPRM medians per size. ``--plot PATH`` draws median latency vs size.
 from __future__ import annotations
 
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bench import stop_processes
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
 # (label, width, height): rgb8, so bytes = 3 * width * height
@@ -98,7 +98,7 @@ def _rclpy_missing() -> str | None:
 def _run_rclpy(width: int, height: int, frames: int) -> list[int]:
     """The node files as plain processes; subscribers first, the camera last
     (and told to stop after ``frames``), until the controller reported them."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     params: dict[str, list[str]] = {}
     for node, kv in _params(width, height, frames):
         params.setdefault(node, []).extend(["-p", kv])

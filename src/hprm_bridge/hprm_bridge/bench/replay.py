@@ -22,7 +22,6 @@ produced at least/most: the determinism contrast that rosbag2 issues 1254 and 21
 from __future__ import annotations
 
 import os
-import random
 import re
 import statistics
 import subprocess
@@ -33,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bench import stop_processes
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
 SECONDS, QUICK_SECONDS = 10.0, 2.0
@@ -126,7 +126,7 @@ def _hprm(bag: Path) -> tuple[float, float, list[tuple[str, str, str]]]:
 
 def _rclpy(bag: Path, rate: float) -> tuple[float, list[tuple[str, str, str]]]:
     """(play s, commands) of the node files under plain rclpy, the bag played at `rate`."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random.randint(100, 200)))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     player = Path(__file__).with_name("rclpy_bag_player.py")
     procs = []
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as played:
