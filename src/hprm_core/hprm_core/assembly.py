@@ -79,7 +79,6 @@ class Assembly:
         # federates that take the open topics: name -> "both", "sources" (the
         # topics fed into the federation) or "sinks" (those leaving it)
         self._boundaries: dict[str, str] = {}
-        self._not_waiting: set[str] = set()  # boundaries whose inputs are Input(wait=False)
         self.graph: FederationGraph | None = None
 
     def check(self, hello: dict[str, Any]) -> str | None:
@@ -123,8 +122,6 @@ class Assembly:
         self._ports[name] = list(hello["describe"])
         if hello.get("open_topics"):
             self._boundaries[name] = hello["open_topics"]
-            if hello.get("waits") is False:
-                self._not_waiting.add(name)
         self._waiting.append(conn)
         log.info("federate %s described itself (%d/%d)", name, len(self._ports), len(self.names))
         if len(self._ports) < len(self.names):
@@ -133,10 +130,8 @@ class Assembly:
         others = {n: p for n, p in self._ports.items() if n not in self._boundaries}
         for boundary, kind in self._boundaries.items():
             assigned[boundary] = [
-                p | {"wait": False} if p["direction"] == "in" and boundary in self._not_waiting
-                else p
-                for p in open_ports(others) if p["direction"] in BOUNDARY_KINDS[kind]
-            ]  # fmt: skip
+                p for p in open_ports(others) if p["direction"] in BOUNDARY_KINDS[kind]
+            ]
             self._ports[boundary] += assigned[boundary]
             log.info(
                 "federate %s takes the open topics: %s",

@@ -123,7 +123,6 @@ def run_boundary(
     listen_dir: str | None = None,
     rti_wait: float = RTI_WAIT_S,
     takes: str = "both",
-    waits: bool = True,
 ) -> int:
     """Run the federation's boundary federate (a gateway to another
     middleware): it describes no ports of its own; the RTI gives it one per
@@ -131,14 +130,9 @@ def run_boundary(
     and ``build(ports, graph)`` makes the reactor with exactly those (the graph
     says which federates are at the other ends). ``takes``: ``both``, or only
     the ``sources`` (topics fed into the federation) or the ``sinks`` (topics
-    leaving it), so that a player and a recorder can be two federates.
-    ``waits=False``: it never waits for its inputs (each is an
-    ``Input(wait=False)``): what leaves the federation may leave late, and the
-    federation's messages from outside do not wait for the federates feeding
-    it (a gateway to ROS 2; a recorder, which writes each message's tag, waits)."""
+    leaving it), so that a player and a recorder can be two federates."""
     opts = _overridden(options or {}, None, None)
-    graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=takes,
-                          waits=waits)  # fmt: skip
+    graph = describe_self(None, name, rti, secret, federation, rti_wait, open_topics=takes)
     reactor = build(graph.assigned.get(name, []), graph)
     reactor.__dict__["name"] = name
     _check_boundary(reactor, name)
@@ -255,7 +249,6 @@ def describe_self(
     federation: str,
     rti_wait: float = RTI_WAIT_S,
     open_topics: str | None = None,
-    waits: bool = True,
 ) -> FederationGraph:
     """Tell the RTI our ports; wait for the graph it assembles once every
     federate it expects has done the same. Why a connection of its own: the
@@ -269,8 +262,6 @@ def describe_self(
     }
     if open_topics:
         hello["open_topics"] = open_topics
-        if not waits:
-            hello["waits"] = False
     conn = connect_rti(rti, secret, hello, rti_wait, name)
     try:
         conn.sock.settimeout(None)  # the RTI answers once all described, or fails them all
