@@ -380,7 +380,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination):
         ):
             time.sleep(0.5)
         listed = _ros2(env, "param", "list", "/tuner", "--no-daemon").stdout  # stderr: DDS's
-        assert listed.split() == ["fixed", "gain", "label", "pid.kp"], listed
+        assert listed.split() == ["fixed", "gain", "label", "pid.kp", "use_sim_time"], listed
         assert "Integer value is: 3" in param("get", "/tuner", "gain")
         assert "Set parameter successful" in param("set", "/tuner", "gain", "7")
         out = param("set", "/tuner", "gain", "70")

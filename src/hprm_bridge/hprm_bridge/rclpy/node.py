@@ -143,6 +143,14 @@ class Node:
         for param in parameter_overrides or ():
             overrides[param.name] = param.value
         self._params = NodeParameters(node_name, overrides)
+        # Every rclpy node declares it (ros2 param list shows it). Here time is the
+        # federation's logical time whatever it says: true is accepted and reported.
+        if self._params.declare("use_sim_time", False, None, False).value:
+            logging.getLogger("hprm.rclpy").warning(
+                "node %s: use_sim_time is true, but an HPRM federate's clock is the federation's "
+                "logical time (no /clock subscription)",
+                node_name,
+            )
         self._reactor = _NodeReactor()
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
