@@ -81,7 +81,12 @@ def test_silent_connections_do_not_delay_an_honest_peer(gate_factory):
     try:
         conn, _ = transport.connect(g.address, SECRET, HELLO, timeout=30)
         conn.close()
-        assert g.gate.pending == 3  # still waiting, and nobody waited for them
+        # still waiting, and nobody waited for them; the honest handshake's own count
+        # drops once its thread hands the connection on, which a loaded machine may delay
+        deadline = time.monotonic() + 10
+        while g.gate.pending > 3 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert g.gate.pending == 3
     finally:
         for s in silent:
             s.close()
