@@ -207,25 +207,32 @@ class FederationGraph:
                     )
         graph = cls(list(federates), connections, coordination, boundaries=list(boundaries or []))
         if break_cycles:
-            graph.connections = [replace(c, after=0) if graph._closes_loop(c) else c
-                                 for c in connections]  # fmt: skip
+            closers = graph._loop_closers()
+            graph.connections = [replace(c, after=0) if i in closers else c
+                                 for i, c in enumerate(connections)]  # fmt: skip
         return graph
 
-    def _closes_loop(self, c: ConnectionSpec) -> bool:
-        """Whether ``c`` is one that break_cycles delays: it has no delay and
-        its destination reaches back to its source. A loop through a boundary
-        federate is broken where it leaves the boundary (a ROS 2 message or a
-        ros2 param call enters one microstep after its arrival), so that the
-        ported nodes around it keep their zero-delay connections; a loop
-        among ordinary federates on every connection of it."""
-        if c.after is not None or not c.wait:
-            return False
+    def _loop_closers(self) -> set[int]:
+        """The connections break_cycles delays: without a delay, their
+        destination reaches back to their source. A loop through a boundary
+        federate is broken where it leaves the boundary (a ROS 2 message enters
+        one microstep after its arrival), so that the ported nodes around it
+        keep their zero-delay connections; a loop among ordinary federates on
+        every connection of it."""
         ids = {n: i for i, n in enumerate(self.federates)}
-        src, dst = ids[c.src_federate], ids[c.dst_federate]
-        if c.src_federate in self.boundaries:
-            return src in self._zero_delay_reach()[dst]
-        ordinary = c.dst_federate not in self.boundaries
-        return ordinary and src in self._zero_delay_reach(through_boundaries=False)[dst]
+        reach, ordinary_reach = self._zero_delay_reach(), self._zero_delay_reach(False)
+        closers = set()
+        for i, c in enumerate(self.connections):
+            if c.after is not None or not c.wait:
+                continue
+            src, dst = ids[c.src_federate], ids[c.dst_federate]
+            if c.src_federate in self.boundaries:
+                closing = src in reach[dst]
+            else:
+                closing = c.dst_federate not in self.boundaries and src in ordinary_reach[dst]
+            if closing:
+                closers.add(i)
+        return closers
 
     # -- as data ------------------------------------------------------------------
 
