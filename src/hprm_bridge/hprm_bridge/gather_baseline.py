@@ -12,12 +12,14 @@ they received; ``copy``: a fresh copy), tagged with their index in
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 
 import numpy as np
+
+from hprm_bridge.bench import stop_processes
+from hprm_bridge.wire.dds_config import random_domain_id
 
 CLIENTS = 4
 _REQUEST = "/gather/request"
@@ -57,7 +59,7 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
     """Round latencies in ns (the ``hprm.baselines`` entry point)."""
     from hprm_bridge.wire import Node
 
-    domain = 150 + os.getpid() % 80
+    domain = random_domain_id()  # ports below the ephemeral range
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "hprm_bridge.gather_baseline", str(i), str(domain), client],
@@ -97,12 +99,7 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
             time.sleep(0.2)
         return out
     finally:
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        stop_processes(procs, terminate=False, timeout=10)  # the "stop" message ends them
 
 
 if __name__ == "__main__":

@@ -8,15 +8,19 @@ import subprocess
 from collections.abc import Iterable
 
 
-def stop_processes(procs: Iterable[subprocess.Popen]) -> None:
+def stop_processes(
+    procs: Iterable[subprocess.Popen], *, terminate: bool = True, timeout: float = 20
+) -> None:
     """End the plain ROS 2 node processes a benchmark started (they spin forever):
-    SIGTERM to all, then SIGKILL to any still there after 20 s."""
+    SIGTERM to all (``terminate=False``: they were told to stop otherwise), then
+    SIGKILL to any still there after ``timeout`` s."""
     procs = list(procs)
     for p in procs:
-        p.terminate()
+        if terminate:
+            p.terminate()
     for p in procs:
         try:
-            p.wait(timeout=20)
+            p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
