@@ -330,8 +330,9 @@ def test_a_service_answers_each_caller_with_its_own_header(domain):
     """hprm_bridge.wire.service against a client made of plain DDS endpoints,
     as rmw_cyclonedds makes one: requests on rq/<service>Request start with
     the caller's guid and sequence number, and the reply repeats them; the
-    reader and writer carry the same serviceid. A malformed request is dropped
-    and counted. (Against Humble's ros2 param: test_gateway.py, ros2-marked.)"""
+    reader and writer carry the same serviceid. A malformed request first
+    (dropped, by libddsc or by the server) does not stop it serving.
+    (Against Humble's ros2 param: test_gateway.py, ros2-marked.)"""
     from cyclonedds._clayer import ddspy_take, ddspy_write
     from cyclonedds.core import InstanceState, SampleState, ViewState
     from cyclonedds.pub import DataWriter
@@ -361,10 +362,10 @@ def test_a_service_answers_each_caller_with_its_own_header(domain):
         writer, reader = DataWriter(part, rq, qos + xcdr1), DataReader(part, rr, qos)
         users = [m.qos[Policy.Userdata].data for m in _matched(writer, reader)]
         assert len(set(users)) == 1 and users[0].startswith(b"serviceid="), users
+        ddspy_write(writer._ref, b"\x00\x01\x00\x00" + bytes(3))  # too short for the header
         for seq, names in ((7, ["a", "bcd"]), (8, ["xy"])):
             request = types.new(srv.request_type, client_guid=42, sequence_number=seq, names=names)
             ddspy_write(writer._ref, types.encode(request, srv.request_type))
-        ddspy_write(writer._ref, b"\x00\x01\x00\x00" + bytes(3))  # too short for the header
         replies, deadline = [], time.monotonic() + 10
         while len(replies) < 2 and time.monotonic() < deadline:
             server.spin_once(0.05)
@@ -373,7 +374,6 @@ def test_a_service_answers_each_caller_with_its_own_header(domain):
             replies += [types.decode(d, srv.response_type) for d, i in taken if i.valid_data]
         got = sorted((r.client_guid, r.sequence_number, list(r.types)) for r in replies)
         assert got == [(42, 7, [1, 3]), (42, 8, [2])]
-        assert srv.malformed_count <= 1  # libddsc may refuse it before it reaches us
 
 
 def _matched(writer, reader, timeout=10.0):
