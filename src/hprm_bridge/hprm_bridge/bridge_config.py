@@ -5,7 +5,7 @@ By default every topic the ported nodes leave open (no publisher, or no subscrib
 them) is bridged with the ``arrival`` tag policy. A configuration narrows or tunes that:
 ``deny`` patterns win over ``allow`` patterns (Python regular expressions matched against
 the whole topic name), and an entry under ``topics`` sets one topic's tag policy, stamp
-offset, lateness rule and queue depth. A topic that is not bridged keeps its port (the
+offset, lateness rule, queue depth and QoS. A topic that is not bridged keeps its port (the
 federation's shape does not depend on the file) and carries nothing to or from ROS 2; the
 gateway logs each such topic once.
 
@@ -16,6 +16,13 @@ YAML::
     lateness: drop                          # header_stamp topics: drop | clamp
     topics:
       /camera/image_raw: {tag_policy: header_stamp, stamp_offset: "5 ms", depth: 5}
+      /map: {qos: latched}                  # or {reliability: best_effort, durability: volatile}
+
+QoS: by default the gateway's endpoint of a topic follows the plain ROS 2 endpoints it
+discovers there (``match_qos`` of :mod:`hprm_bridge.wire.node`): a best-effort driver, a
+latched map publisher or a transient-local subscriber is matched without configuration.
+``qos`` fixes it instead: a profile name (``default``, ``sensor_data``, ``latched``,
+``system_default``) or ``reliability`` / ``durability`` values; ``depth`` applies to both.
 
 Python::
 
@@ -27,15 +34,19 @@ Python::
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hprm_bridge.wire.qos import QoSProfile
 
 __all__ = ["BridgeConfig", "TopicRule"]
 
 TAG_POLICIES = ("arrival", "header_stamp")
 LATENESS = ("drop", "clamp")
-_RULE_KEYS = ("tag_policy", "stamp_offset", "lateness", "depth")
+_RULE_KEYS = ("tag_policy", "stamp_offset", "lateness", "depth", "qos")
+_QOS_KEYS = ("reliability", "durability")
 
 
 @dataclass(frozen=True)
@@ -46,6 +57,7 @@ class TopicRule:
     stamp_offset: str | int = 0  # a duration ("5 ms") or ns; header_stamp only
     lateness: str | None = None
     depth: int = 10
+    qos: str | dict[str, str] | None = None  # None: follow the discovered ROS 2 endpoints
 
     def __post_init__(self) -> None:
         from hprm_core.tag import duration
@@ -57,6 +69,30 @@ class TopicRule:
         if not isinstance(self.depth, int) or self.depth < 1:
             raise ValueError(f"depth must be a positive integer, not {self.depth!r}")
         duration(self.stamp_offset)  # raises naming the bad duration
+        self.profile()  # raises naming the bad QoS
+
+    def profile(self) -> QoSProfile | None:
+        """The fixed QoS of the topic's ROS 2 endpoint, or None to match the remote ones."""
+        from hprm_bridge.wire.qos import PROFILES, QOS_DEFAULT, Durability, Reliability
+
+        if self.qos is None:
+            return None
+        if isinstance(self.qos, str):
+            if self.qos not in PROFILES:
+                raise ValueError(f"qos: unknown profile {self.qos!r} (known: {sorted(PROFILES)})")
+            return PROFILES[self.qos].with_(depth=self.depth)
+        if not isinstance(self.qos, dict) or set(self.qos) - set(_QOS_KEYS):
+            raise ValueError(f"qos: expected a profile name or a mapping of {_QOS_KEYS}, "
+                             f"not {self.qos!r}")  # fmt: skip
+        try:
+            return QOS_DEFAULT.with_(
+                depth=self.depth,
+                reliability=Reliability(self.qos.get("reliability", "reliable")),
+                durability=Durability(self.qos.get("durability", "volatile")),
+            )
+        except ValueError as exc:
+            raise ValueError(f"qos: {exc} (reliability: reliable | best_effort, "
+                             "durability: volatile | transient_local)") from None  # fmt: skip
 
     @property
     def offset_ns(self) -> int:
@@ -96,8 +132,7 @@ class BridgeConfig:
 
     def rule(self, topic: str) -> TopicRule:
         rule = self.topics.get(topic, TopicRule())
-        return rule if rule.lateness else TopicRule(rule.tag_policy, rule.stamp_offset,
-                                                     self.lateness, rule.depth)  # fmt: skip
+        return rule if rule.lateness else replace(rule, lateness=self.lateness)
 
     def to_dict(self) -> dict[str, Any]:
         """The YAML file's content (how the configuration reaches the gateway's process)."""

@@ -43,7 +43,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Any
 
@@ -69,6 +69,7 @@ class BridgedTopic:
     direction: str
     port: str = ""  # the gateway's port for it (the RTI names it)
     depth: int = 10
+    qos: QoSProfile | None = None  # None: follow the plain ROS 2 endpoints discovered
     tag_policy: str = "arrival"  # into the federation: "arrival" or "header_stamp"
     stamp_offset: int = 0  # header_stamp: tag = header.stamp + this (ns)
     lateness: str = "drop"  # header_stamp, a tag behind arrival: "drop" or "clamp"
@@ -99,7 +100,7 @@ def bridged_topics(
     for p in ports:
         rule = config.rule(p["topic"])
         found.append(BridgedTopic(p["topic"], p["msg_type"], flip[p["direction"]], p["port"],
-                                  depth=rule.depth, tag_policy=rule.tag_policy,
+                                  depth=rule.depth, qos=rule.profile(), tag_policy=rule.tag_policy,
                                   stamp_offset=rule.offset_ns, lateness=rule.lateness or "drop",
                                   bridged=_bridged(config, p["topic"])))  # fmt: skip
     return found
@@ -176,8 +177,9 @@ class Gateway(Reactor):
                 and t.bridged
                 and not parameter_services.is_parameter_topic(t.topic)
             ):
+                qos = _qos_of(t)
                 self._publishers[t.topic] = self._node.create_publisher(
-                    t.msg_type, t.topic, _qos_of(t)
+                    t.msg_type, t.topic, qos or t.depth, match_qos=qos is None
                 )
         readers = {}
         for t, action in self._actions:
@@ -188,8 +190,9 @@ class Gateway(Reactor):
                 self._serve_parameters(t.topic, node, action)
                 continue
             readers[t.topic] = self._node.create_subscription(
-                t.msg_type, t.topic, self._arrival(t, action), t.depth
-            )
+                t.msg_type, t.topic, self._arrival(t, action), t.qos or t.depth,
+                match_qos=t.qos is None,
+            )  # fmt: skip
         self._announce_behind(readers)
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
@@ -328,9 +331,10 @@ _ROS_QOS = {
 }
 
 
-def _qos_of(t: BridgedTopic) -> Any:
-    known = _ROS_QOS.get(t.topic)
-    return t.depth if known is None else known
+def _qos_of(t: BridgedTopic) -> QoSProfile | None:
+    """A published topic's fixed QoS: rcl's for its own topics, else the config's
+    (None: the gateway's publisher follows the subscriptions it discovers)."""
+    return _ROS_QOS.get(t.topic, t.qos)
 
 
 def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, list[str]]]:
@@ -368,8 +372,8 @@ def with_flags(
     """`config` with the command line's --tag-policy entries and --lateness on top."""
     topics = dict(config.topics)
     for topic, (policy, offset) in policies:
-        old = topics.get(topic, TopicRule())
-        topics[topic] = TopicRule(policy, offset, old.lateness, old.depth)
+        topics[topic] = replace(topics.get(topic, TopicRule()), tag_policy=policy,
+                                stamp_offset=offset)  # fmt: skip
     return BridgeConfig(config.allow, config.deny, lateness or config.lateness, topics)
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from hprm_bridge.bridge_config import BridgeConfig, TopicRule
 from hprm_bridge.gateway import bridged_topics
+from hprm_bridge.wire import QOS_DEFAULT, QOS_SENSOR_DATA, Durability
 
 
 def _port(topic, direction="in"):
@@ -28,7 +29,8 @@ def test_deny_wins_over_allow_and_an_entry_allows_its_topic(tmp_path):
         "lateness: clamp\n"
         "topics:\n"
         "  /scan: {tag_policy: header_stamp, stamp_offset: 5 ms, depth: 3}\n"
-        "  /camera/image: {lateness: drop}\n"
+        "  /camera/image: {lateness: drop, qos: sensor_data, depth: 2}\n"
+        "  /map: {qos: {durability: transient_local}}\n"
     )
     config = BridgeConfig.load(path)
     ports = [_port(t) for t in ("/camera/image", "/camera/debug/x", "/scan", "/odom")]
@@ -39,6 +41,10 @@ def test_deny_wins_over_allow_and_an_entry_allows_its_topic(tmp_path):
         "header_stamp", 5_000_000, 3)  # fmt: skip
     assert got["/scan"].lateness == "clamp"  # the file's default
     assert got["/camera/image"].lateness == "drop"  # its own
+    # QoS: followed from the plain ROS 2 side (None) unless fixed, a profile or two policies
+    assert got["/scan"].qos is None
+    assert got["/camera/image"].qos == QOS_SENSOR_DATA.with_(depth=2)
+    assert config.rule("/map").profile() == QOS_DEFAULT.with_(durability=Durability.TRANSIENT_LOCAL)
     # what reaches the gateway's process: the same configuration
     assert BridgeConfig.from_dict(config.to_dict()) == config
 
@@ -51,7 +57,10 @@ def test_deny_wins_over_allow_and_an_entry_allows_its_topic(tmp_path):
         ("topics:\n  /x: {tag_policy: stamp}\n", "topics: /x: tag_policy must be one of"),
         ("topics:\n  /x: {depth: 0}\n", "topics: /x: depth must be a positive integer"),
         ("topics:\n  /x: {stamp_offset: soon}\n", "topics: /x:"),
-        ("topics:\n  /x: {qos: best}\n", "topics: /x: unknown key qos"),
+        ("topics:\n  /x: {qos: best}\n", "topics: /x: qos: unknown profile 'best'"),
+        ("topics:\n  /x: {qos: {reliability: sometimes}}\n", "topics: /x: qos: 'sometimes'"),
+        ("topics:\n  /x: {qos: {history: all}}\n", "topics: /x: qos: expected a profile"),
+        ("topics:\n  /x: {speed: 3}\n", "topics: /x: unknown key speed"),
         ("topics:\n  x: {}\n", "topics: 'x': give the absolute name"),
         ("lateness: late\n", "lateness must be one of"),
         ("[1, 2]\n", "expected a mapping"),

@@ -304,6 +304,87 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(laten
         assert int(points[0][1]) > 1_000_000_000  # delivered at its arrival, stamp long past
 
 
+# Plain ROS 2 endpoints with QoS other than the default, on either client.
+QOS_PEERS = {
+    "wire": """
+        import sys, time
+        from hprm_bridge.wire import Node, QoSProfile, Durability
+        with Node("plain_" + sys.argv[1]) as node:
+            end, n = time.monotonic() + float(sys.argv[2]), 0
+            if sys.argv[1] == "best_effort_talker":
+                pub = node.create_publisher("std_msgs/msg/String", "/chatter", "sensor_data")
+                while time.monotonic() < end:
+                    n += 1
+                    pub.publish(node.types.new("std_msgs/msg/String", data=f"plain{n}"))
+                    node.spin_once(0.02)
+            else:
+                node.create_subscription("std_msgs/msg/String", "/chatter",
+                    lambda m: print("LATCHED", m.data, flush=True),
+                    QoSProfile(depth=1, durability=Durability.TRANSIENT_LOCAL))
+                while time.monotonic() < end:
+                    node.spin_once(0.05)
+    """,
+    "rclpy": """
+        import sys, time, rclpy
+        from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+        from std_msgs.msg import String
+        rclpy.init()
+        node = rclpy.create_node("plain_" + sys.argv[1])
+        end, n = time.monotonic() + float(sys.argv[2]), 0
+        if sys.argv[1] == "best_effort_talker":
+            pub = node.create_publisher(String, "/chatter", qos_profile_sensor_data)
+            while time.monotonic() < end:
+                n += 1
+                pub.publish(String(data=f"plain{n}"))
+                rclpy.spin_once(node, timeout_sec=0.02)
+        else:
+            node.create_subscription(String, "/chatter",
+                lambda m: print("LATCHED", m.data, flush=True),
+                QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+            while time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+        node.destroy_node()
+        rclpy.shutdown()
+    """,
+}
+
+
+@pytest.mark.parametrize("client", ["wire", pytest.param("rclpy", marks=pytest.mark.ros2)])
+def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client):
+    """A best-effort talker (a camera driver's QoS) feeds a reliable-by-default
+    ported listener, and a transient-local listener hears a ported talker: with
+    the gateway's default QoS either pair is incompatible and nothing flows."""
+    if client == "rclpy":
+        _needs_ros2_cli()
+    env = _env()
+
+    def plain(role):
+        argv = [sys.executable, "-c", textwrap.dedent(QOS_PEERS[client]), role, "60"]
+        return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                text=True)  # fmt: skip
+
+    talker = plain("best_effort_talker")
+    try:
+        time.sleep(1)
+        r = _federation("listener.py", env)
+    finally:
+        _stop(talker)
+    assert r.returncode == 0, r.stdout + r.stderr
+    heard = re.findall(r"^\[listener\] HEARD plain(\d+)$", r.stdout, re.M)
+    assert len(heard) > 20, r.stdout + r.stderr
+    assert "subscription on '/chatter' now best_effort, volatile" in r.stdout + r.stderr
+
+    listener = plain("latched_listener")
+    try:
+        time.sleep(1)
+        r = _federation("talker.py", env)
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "publisher on '/chatter' now reliable, transient_local" in r.stdout + r.stderr
+    assert len(re.findall(r"^LATCHED \d+[ab]$", out, re.M)) > 100, out[-2000:]
+
+
 def _needs_ros2_cli():
     pytest.importorskip(
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"

@@ -88,3 +88,37 @@ def test_compatibility_rules():
     assert qos.policy_name(11) == "RELIABILITY_QOS_POLICY" and qos.policy_name(99) == (
         "INVALID_QOS_POLICY"
     )
+
+
+@pytest.mark.parametrize(
+    "profile",
+    [QOS_DEFAULT, QOS_SENSOR_DATA, QOS_LATCHED,
+     QoSProfile(depth=0, history=qos.History.KEEP_ALL, deadline=0.5, lifespan=2.0,
+                liveliness=Liveliness.MANUAL_BY_TOPIC, liveliness_lease_duration=3.0)],
+)  # fmt: skip
+def test_a_profile_read_back_from_its_dds_form_is_the_same_profile(profile):
+    assert qos.from_dds(qos.to_dds(profile)) == profile
+
+
+def test_a_subscription_matched_to_publishers_asks_only_what_all_of_them_offer():
+    base = QOS_DEFAULT.with_(depth=7)
+    assert qos.match_publishers(base, []) == base
+    latched = qos.match_publishers(base, [QOS_LATCHED, QOS_LATCHED])
+    assert (latched.reliability, latched.durability, latched.depth) == (
+        Reliability.RELIABLE, Durability.TRANSIENT_LOCAL, 7)  # fmt: skip
+    mixed = qos.match_publishers(base, [QOS_LATCHED, QOS_SENSOR_DATA])
+    assert (mixed.reliability, mixed.durability) == (Reliability.BEST_EFFORT, Durability.VOLATILE)
+    for pubs in ([QOS_LATCHED], [QOS_LATCHED, QOS_SENSOR_DATA], [QOS_DEFAULT]):
+        matched = qos.match_publishers(base, pubs)
+        assert all(check_compatible(p, matched)[0] for p in pubs)
+
+
+def test_a_publisher_matched_to_subscriptions_offers_what_any_of_them_asks():
+    base = QOS_DEFAULT
+    assert qos.match_subscriptions(base, []) == base
+    assert qos.match_subscriptions(base, [QOS_SENSOR_DATA]).reliability is Reliability.BEST_EFFORT
+    wants = [QOS_SENSOR_DATA, QOS_LATCHED, QOS_DEFAULT.with_(deadline=0.1)]
+    matched = qos.match_subscriptions(base, wants)
+    assert (matched.reliability, matched.durability, matched.deadline) == (
+        Reliability.RELIABLE, Durability.TRANSIENT_LOCAL, 0.1)  # fmt: skip
+    assert all(check_compatible(matched, s)[0] for s in wants)

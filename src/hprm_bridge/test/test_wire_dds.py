@@ -14,9 +14,11 @@ from rosbags.typesys import Stores, get_typestore
 
 from hprm_bridge.wire import (
     QOS_LATCHED,
+    Durability,
     MalformedSampleError,
     Node,
     QoSProfile,
+    Reliability,
     TypeRegistry,
     UnknownTypeError,
 )
@@ -386,3 +388,80 @@ def _matched(writer, reader, timeout=10.0):
                     reader.get_matched_publication_data(pubs[0])]  # fmt: skip
         time.sleep(0.05)
     raise AssertionError("the service's endpoints never matched")
+
+
+def test_match_qos_subscription_hears_latched_and_best_effort_publishers(domain, peers, caplog):
+    """A subscription created with ROS 2's default QoS and ``match_qos`` follows what
+    the publishers offer: transient-local when they all keep history (so it gets the
+    latched sample published before it existed), best-effort once one of them is."""
+    caplog.set_level(logging.INFO, logger="hprm_bridge.wire")
+    latched = peers(
+        "publish",
+        {"type": "std_msgs/msg/String", "topic": "/m", "kind": "string", "qos": "latched",
+         "count": 3, "wait_subs": 0, "period": 0.01, "linger": 30},
+        domain,
+    )  # fmt: skip
+    latched.wait_event("published")
+    got = []
+    with Node("follower", domain_id=domain, localhost_only=True) as node:
+        sub = node.create_subscription("std_msgs/msg/String", "/m", got.append, match_qos=True)
+        node.spin(timeout_sec=15, until=lambda: got)
+        assert [m.data for m in got] == ["hello 2 \u00e9\u4e16"]
+        assert sub.qos.durability is Durability.TRANSIENT_LOCAL
+        info = node.get_publishers_info_by_topic("/m")
+        assert [i.qos_profile.durability for i in info] == [Durability.TRANSIENT_LOCAL]
+        assert info[0].topic_type == "std_msgs::msg::dds_::String_"
+
+        best_effort = peers(
+            "publish",
+            {"type": "std_msgs/msg/String", "topic": "/m", "kind": "string",
+             "qos": "sensor_data", "count": 200, "wait_subs": 1, "period": 0.05},
+            domain,
+        )  # fmt: skip
+        node.spin(timeout_sec=20, until=lambda: len(got) >= 4)
+        assert sub.qos.reliability is Reliability.BEST_EFFORT
+        assert sub.qos.durability is Durability.VOLATILE
+        assert len(got) >= 4
+        best_effort.kill()
+    latched.kill()
+    assert "subscription on '/m' now best_effort, volatile: matched to 2 remote" in caplog.text
+    # the replaced reader's incompatibility was expected, and is not warned about
+    assert "offering incompatible QoS" not in "".join(
+        r.message for r in caplog.records if r.levelno >= logging.WARNING
+    )
+
+
+def test_match_qos_publisher_keeps_history_once_a_subscription_asks_for_it(domain, peers):
+    """A publisher created volatile with ``match_qos`` turns transient-local when a
+    latched subscription appears, so a later latched subscriber gets its last sample."""
+    with Node("source", domain_id=domain, localhost_only=True) as node:
+        pub = node.create_publisher("std_msgs/msg/String", "/map", match_qos=True)
+        first = peers(
+            "subscribe",
+            {
+                "type": "std_msgs/msg/String",
+                "topic": "/map",
+                "qos": "latched",
+                "count": 3,
+                "duration": 3,
+            },
+            domain,
+        )
+        first.wait_event("ready")
+        node.spin(timeout_sec=15, until=lambda: pub.qos.durability is Durability.TRANSIENT_LOCAL)
+        assert pub.qos.durability is Durability.TRANSIENT_LOCAL
+        assert pub.wait_for_subscriptions(1, timeout_sec=15)
+        for i in range(3):
+            pub.publish(make_message(node.types, "string", i))
+        # keep-last 1 (latched): it takes at least the last one
+        assert first.result()["messages"][-1]["data"] == "hello 2 \u00e9\u4e16"
+        late = peers(
+            "subscribe",
+            {"type": "std_msgs/msg/String", "topic": "/map", "qos": "latched", "count": 5,
+             "duration": 3},
+            domain,
+        )  # fmt: skip
+        node.spin(timeout_sec=3)  # the late one coming changes nothing: already kept
+        messages = late.result()["messages"]
+        assert [m["data"] for m in messages] == ["hello 2 \u00e9\u4e16"]
+        assert pub.incompatible_qos_count == 0

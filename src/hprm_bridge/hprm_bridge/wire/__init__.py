@@ -8,8 +8,9 @@ Modules, one per concept: :mod:`.naming` (topic/type name mangling),
 :mod:`.qos` (profiles, DDS mapping, compatibility), :mod:`.typesys` (message
 types, ``.msg`` discovery), :mod:`.cdr` (XCDR1 codec), :mod:`.idl` (DDS type
 declarations), :mod:`.discovery` (``ros_discovery_info``, GIDs),
-:mod:`.dds_config` (generated Cyclone XML), :mod:`.node` (Node, Publisher,
-Subscription).
+:mod:`.dds_config` (generated Cyclone XML), :mod:`.node` (Node),
+:mod:`.endpoint` (Publisher, Subscription), :mod:`.graph` (remote endpoints
+and their QoS), :mod:`.service` (service servers).
 """
 
 from .dds_config import DdsConfig

@@ -41,31 +41,20 @@ Example::
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from cyclonedds._clayer import ddspy_take, ddspy_write
-from cyclonedds.core import (
-    DDSException,
-    InstanceState,
-    Listener,
-    ReadCondition,
-    SampleState,
-    ViewState,
-    WaitSet,
-)
+from cyclonedds._clayer import ddspy_write
+from cyclonedds.core import DDSException, WaitSet
 from cyclonedds.domain import Domain, DomainParticipant
 from cyclonedds.pub import DataWriter
 from cyclonedds.qos import Policy, Qos
-from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 
 from . import discovery, naming
-from .cdr import pad4
 from .dds_config import (
     DdsConfig,
     check_domain_id,
@@ -74,14 +63,21 @@ from .dds_config import (
     generate,
     localhost_only_from_env,
 )
-from .errors import MalformedSampleError, WireError
-from .qos import QoSProfile, policy_name, resolve, to_dds
+from .endpoint import Publisher, Subscription, _delete, _Endpoint
+from .errors import WireError
+from .graph import Graph, TopicEndpointInfo
+from .qos import (
+    Durability,
+    QoSProfile,
+    check_compatible,
+    match_publishers,
+    match_subscriptions,
+    resolve,
+)
 from .service import Service
 from .typesys import TypeRegistry, default_registry
 
 _log = logging.getLogger("hprm_bridge.wire")
-_ANY = SampleState.Any | ViewState.Any | InstanceState.Any
-_TAKE_BATCH = 64
 
 
 class _DomainRef:
@@ -118,211 +114,6 @@ class _DomainRef:
                 return
             del cls._open[domain_id]
         _delete(domain)
-
-
-def _delete(entity: Any) -> None:
-    """Delete a cyclonedds-python entity now instead of at garbage collection."""
-    with contextlib.suppress(Exception):  # already deleted with its parent
-        entity.__del__()
-
-
-class _QosListener(Listener):
-    """Logs and counts incompatible-QoS events, worded like rclcpp's default handlers."""
-
-    def __init__(self, endpoint: _Endpoint) -> None:
-        super().__init__()
-        self._endpoint = endpoint
-
-    def on_requested_incompatible_qos(self, reader: Any, status: Any) -> None:
-        self._endpoint._incompatible(status.total_count, status.last_policy_id, is_reader=True)
-
-    def on_offered_incompatible_qos(self, writer: Any, status: Any) -> None:
-        self._endpoint._incompatible(status.total_count, status.last_policy_id, is_reader=False)
-
-
-class _Endpoint:
-    """What publishers and subscriptions share: topic, type, QoS, GID, QoS events."""
-
-    def __init__(self, node: Node, msg_type: str, topic: str, qos: QoSProfile) -> None:
-        self.node = node
-        self.msg_type = node.types.resolve(msg_type)
-        self.topic_name = naming.expand_topic_name(topic, node.name, node.namespace)
-        self.dds_topic_name = naming.dds_topic_name(self.topic_name)
-        self.dds_type_name = naming.dds_type_name(self.msg_type)
-        self.qos = qos
-        self.incompatible_qos_count = 0
-        self.last_incompatible_policy = ""
-        self._entity: Any = None
-
-    @property
-    def gid(self) -> bytes:
-        """24-byte ROS 2 GID of the underlying DDS entity (see :mod:`.discovery`)."""
-        return discovery.gid_from_guid(self._entity.guid)
-
-    def _incompatible(self, total: int, policy_id: int, *, is_reader: bool) -> None:
-        self.incompatible_qos_count = total
-        self.last_incompatible_policy = policy_name(policy_id)
-        if is_reader:
-            text = (
-                f"New publisher discovered on topic '{self.topic_name}', offering incompatible "
-                "QoS. No messages will be received from it. "
-            )
-        else:
-            text = (
-                f"New subscription discovered on topic '{self.topic_name}', requesting "
-                "incompatible QoS. No messages will be sent to it. "
-            )
-        self.node.get_logger().warning(
-            "%sLast incompatible policy: %s", text, self.last_incompatible_policy
-        )
-
-
-class Publisher(_Endpoint):
-    """A ROS 2 publisher; create with :meth:`Node.create_publisher`."""
-
-    def __init__(self, node: Node, msg_type: str, topic: str, qos: QoSProfile) -> None:
-        super().__init__(node, msg_type, topic, qos)
-        dds_qos = to_dds(qos) + Qos(Policy.DataRepresentation(use_cdrv0_representation=True))
-        self._listener = _QosListener(self)
-        self._entity = DataWriter(
-            node._participant, node._topic(self), dds_qos, listener=self._listener
-        )
-        self._ref = self._entity._ref
-
-    def publish(self, message: Any) -> None:
-        """Encode ``message`` (a ``msg_type`` object) to CDR and send it."""
-        self.publish_serialized(self.node.types.encode(message, self.msg_type))
-
-    def publish_serialized(self, cdr: bytes | bytearray | memoryview) -> None:
-        """Send an already encoded sample (XCDR1 with its 4-byte header), as is.
-
-        This is ``rmw_publish_serialized_message``: no decoding, and no copy in
-        Python unless the length needs padding to a multiple of 4.
-        """
-        rc = ddspy_write(self._ref, pad4(cdr))
-        if rc < 0:
-            raise DDSException(rc, f"writing to {self.topic_name}")
-
-    def get_subscription_count(self) -> int:
-        """Matched subscriptions right now (rclpy ``Publisher.get_subscription_count``)."""
-        return _matched_count(self._entity.get_matched_subscriptions)
-
-    def wait_for_subscriptions(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
-        """Block until ``count`` subscriptions matched; ``False`` on timeout."""
-        deadline = time.monotonic() + timeout_sec
-        while self.get_subscription_count() < count:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
-
-
-def _matched_count(get_matched: Callable[[], list[int]]) -> int:
-    """``len(get_matched())``, retried: cyclonedds-python asks libddsc for the
-    count, allocates that many handles, asks again, and indexes past its array
-    (IndexError) when a match arrived in between, e.g. while 4 clients join."""
-    for _ in range(99):
-        try:
-            return len(get_matched())
-        except IndexError:
-            continue
-    return len(get_matched())  # matches keep changing: let the error out
-
-
-class Subscription(_Endpoint):
-    """A ROS 2 subscription; create with :meth:`Node.create_subscription`.
-
-    ``callback`` (if any) runs inside :meth:`Node.spin_once`; :meth:`take`
-    pulls one message without a callback. ``raw=True`` hands the callback the
-    CDR bytes instead of a decoded message.
-    """
-
-    def __init__(
-        self,
-        node: Node,
-        msg_type: str,
-        topic: str,
-        callback: Callable[[Any], None] | None,
-        qos: QoSProfile,
-        *,
-        raw: bool = False,
-    ) -> None:
-        super().__init__(node, msg_type, topic, qos)
-        self.callback = callback
-        self.raw = raw
-        self.received_count = 0
-        self.malformed_count = 0
-        self._listener = _QosListener(self)
-        self._entity = DataReader(
-            node._participant, node._topic(self), to_dds(qos), listener=self._listener
-        )
-        self._ref = self._entity._ref
-        self._condition = ReadCondition(self._entity, _ANY)
-        self._waitset: WaitSet | None = None
-        self._pending: list[Any] = []
-
-    def get_publisher_count(self) -> int:
-        """Matched publishers right now."""
-        return _matched_count(self._entity.get_matched_publications)
-
-    def wait_for_publishers(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
-        """Block until ``count`` publishers matched; ``False`` on timeout."""
-        deadline = time.monotonic() + timeout_sec
-        while self.get_publisher_count() < count:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
-
-    def _take_ready(self) -> list[Any]:
-        """Take queued samples; decode (unless raw); drop and count malformed ones."""
-        out: list[Any] = []
-        while True:
-            batch = ddspy_take(self._ref, _ANY, _TAKE_BATCH)
-            if isinstance(batch, int):
-                raise DDSException(batch, f"taking from {self.topic_name}")
-            for data, info in batch:
-                if not info.valid_data:
-                    continue  # writer disposed / unregistered: no data in ROS terms
-                if self.raw:
-                    out.append(data)
-                    self.received_count += 1
-                    continue
-                try:
-                    out.append(self.node.types.decode(data, self.msg_type))
-                    self.received_count += 1
-                except MalformedSampleError as exc:
-                    self.malformed_count += 1
-                    level = logging.WARNING if self.malformed_count == 1 else logging.DEBUG
-                    self.node.get_logger().log(
-                        level,
-                        "dropped malformed sample on '%s' (%d so far): %s",
-                        self.topic_name,
-                        self.malformed_count,
-                        exc,
-                    )
-            if len(batch) < _TAKE_BATCH:
-                return out
-
-    def take(self, timeout_sec: float | None = 0.0) -> Any | None:
-        """Next message (or bytes when ``raw``), waiting up to ``timeout_sec``; ``None`` if none.
-
-        ``timeout_sec=None`` waits forever.
-        """
-        deadline = None if timeout_sec is None else time.monotonic() + timeout_sec
-        while True:
-            if not self._pending:
-                self._pending = self._take_ready()
-            if self._pending:
-                return self._pending.pop(0)
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return None
-            if self._waitset is None:
-                self._waitset = WaitSet(self.node._participant)
-                self._waitset.attach(self._condition)
-            wait = 1.0 if remaining is None else min(remaining, 1.0)
-            self._waitset.wait(int(wait * 1e9))
 
 
 class Node:
@@ -362,6 +153,7 @@ class Node:
         self._spoken_for: list[discovery.NodeInfo] = []  # nodes announced for others
         self._lent: set[bytes] = set()  # gids of endpoints announced under them
         self._topics: dict[tuple[str, str], Topic] = {}
+        self._graph: Graph | None = None  # remote endpoints, read once something asks
         _DomainRef.acquire(self.domain_id, generate(cfg, self.domain_id))
         try:
             self._participant = DomainParticipant(
@@ -438,18 +230,27 @@ class Node:
             raise WireError(f"node {self.fully_qualified_name} is closed")
 
     def create_publisher(
-        self, msg_type: str, topic: str, qos: QoSProfile | str | int = 10
+        self,
+        msg_type: str,
+        topic: str,
+        qos: QoSProfile | str | int = 10,
+        *,
+        match_qos: bool = False,
     ) -> Publisher:
         """A publisher of ``msg_type`` (``pkg/msg/Type``) on ``topic``.
 
         ``qos`` is a :class:`QoSProfile`, a profile name (``"sensor_data"``,
-        ``"latched"``...) or a depth, as in rclpy.
+        ``"latched"``...) or a depth, as in rclpy. ``match_qos=True``: its
+        reliability and durability follow the subscriptions discovered on the
+        topic (:func:`.qos.match_subscriptions`), what a bridge wants.
         """
         with self._lock:
             self._check_open()
             pub = Publisher(self, msg_type, topic, resolve(qos))
             self._publishers.append(pub)
             self._announce()
+            if match_qos:
+                self._follow(pub)
             return pub
 
     def create_subscription(
@@ -460,15 +261,92 @@ class Node:
         qos: QoSProfile | str | int = 10,
         *,
         raw: bool = False,
+        match_qos: bool = False,
     ) -> Subscription:
-        """A subscription of ``msg_type`` on ``topic``; ``callback`` runs in :meth:`spin_once`."""
+        """A subscription of ``msg_type`` on ``topic``; ``callback`` runs in :meth:`spin_once`.
+
+        ``match_qos=True``: its reliability and durability follow the publishers
+        discovered on the topic (:func:`.qos.match_publishers`), so a best-effort
+        driver or a latched publisher is heard whatever its QoS.
+        """
         with self._lock:
             self._check_open()
             sub = Subscription(self, msg_type, topic, callback, resolve(qos), raw=raw)
             self._subscriptions.append(sub)
             self._waitset.attach(sub._condition)
             self._announce()
+            if match_qos:
+                self._follow(sub)
             return sub
+
+    def get_publishers_info_by_topic(self, topic: str) -> list[TopicEndpointInfo]:
+        """Other participants' publishers on ``topic``, with their QoS (as in rclpy)."""
+        return self._graph_now().publishers(self._expand(topic))
+
+    def get_subscriptions_info_by_topic(self, topic: str) -> list[TopicEndpointInfo]:
+        """Other participants' subscriptions on ``topic``, with their QoS (as in rclpy)."""
+        return self._graph_now().subscriptions(self._expand(topic))
+
+    def _expand(self, topic: str) -> str:
+        return naming.expand_topic_name(topic, self.name, self.namespace)
+
+    def _graph_now(self) -> Graph:
+        with self._lock:
+            self._check_open()
+            if self._graph is None:
+                self._graph = Graph(self._participant)
+                for condition in self._graph.conditions:
+                    self._waitset.attach(condition)
+            elif self._graph.changed():
+                self._graph.refresh()
+            return self._graph
+
+    def _follow(self, ep: _Endpoint) -> None:
+        ep.base_qos = ep.qos
+        self._graph_now()
+        self._match(ep)
+
+    def _match(self, ep: _Endpoint) -> None:
+        """Give `ep` the QoS its remote peers call for, if it differs (a new DDS
+        entity, so the GID changes: re-announced, under whichever node has it)."""
+        assert self._graph is not None and ep.base_qos is not None
+        if isinstance(ep, Publisher):
+            peers = self._graph.subscriptions(ep.topic_name)
+            want = match_subscriptions(ep.base_qos, [p.qos_profile for p in peers])
+        else:
+            peers = self._graph.publishers(ep.topic_name)
+            want = match_publishers(ep.base_qos, [p.qos_profile for p in peers])
+        if isinstance(ep, Publisher) and ep.qos.durability is Durability.TRANSIENT_LOCAL:
+            want = want.with_(durability=Durability.TRANSIENT_LOCAL)  # a late joiner may ask
+        if peers and want != ep.qos:  # none left: nothing to match, keep what works
+            self._requalify(ep, want, len(peers))
+        for peer in peers:
+            pub, sub = (ep.qos, peer.qos_profile) if isinstance(ep, Publisher) else (
+                peer.qos_profile, ep.qos)  # fmt: skip
+            ok, why = check_compatible(pub, sub)
+            if not ok and peer.endpoint_gid not in ep.warned:
+                ep.warned.add(peer.endpoint_gid)
+                self._logger.warning(
+                    "%s on '%s' cannot match a remote %s: %s",
+                    _kind(ep), ep.topic_name, _kind(ep, remote=True), why,
+                )  # fmt: skip
+
+    def _requalify(self, ep: _Endpoint, want: QoSProfile, peers: int) -> None:
+        old = ep.gid
+        ep._reopen(want)
+        ep.incompatible_qos_count, ep.last_incompatible_policy = 0, ""  # the new entity's
+        new = ep.gid
+        for info in self._spoken_for:
+            for gids in (info.reader_gids, info.writer_gids):
+                gids[:] = [new if g == old else g for g in gids]
+        if old in self._lent:
+            self._lent = (self._lent - {old}) | {new}
+        self._announce()
+        self._logger.info(
+            "%s on '%s' now %s, %s: matched to %d remote %s(s)",
+            _kind(ep), ep.topic_name, want.reliability.value, want.durability.value, peers,
+            _kind(ep, remote=True),
+        )  # fmt: skip
 
     def create_service(
         self,
@@ -510,6 +388,12 @@ class Node:
         self._check_open()
         wait = 3600.0 if timeout_sec is None else max(0.0, timeout_sec)
         self._waitset.wait(int(wait * 1e9))
+        if self._graph is not None and self._graph.changed():
+            with self._lock:
+                self._graph.refresh()
+                for ep in [*self._publishers, *self._subscriptions]:
+                    if ep.base_qos is not None:
+                        self._match(ep)
         ran = 0
         for sub in list(self._subscriptions):
             items = sub._pending + sub._take_ready()
@@ -557,3 +441,8 @@ class Node:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _kind(ep: _Endpoint, *, remote: bool = False) -> str:
+    """'publisher' or 'subscription': `ep`'s kind, or that of its remote peers."""
+    return "publisher" if isinstance(ep, Publisher) != remote else "subscription"

@@ -212,3 +212,79 @@ def check_compatible(publisher: QoSProfile, subscription: QoSProfile) -> tuple[b
     if pub.liveliness_lease_duration > sub.liveliness_lease_duration:
         return False, "Subscription liveliness lease duration is less than publisher"
     return True, ""
+
+
+def from_dds(qos: Qos) -> QoSProfile:
+    """The ROS 2 profile of a DDS endpoint's QoS (as discovery reports a remote one)."""
+
+    def seconds(ns: int) -> float:
+        return INFINITE if ns >= _DDS_INFINITY else ns / 1e9
+
+    def policy(kind: object) -> object:
+        try:  # cyclonedds' Qos: a mapping without .get
+            return qos[kind]
+        except KeyError:
+            return None
+
+    history = policy(Policy.History)
+    keep_all = history is not None and not hasattr(history, "depth")
+    liveliness = policy(Policy.Liveliness)
+    reliability = policy(Policy.Reliability)
+    deadline, lifespan = policy(Policy.Deadline), policy(Policy.Lifespan)
+    return QoSProfile(
+        depth=0 if keep_all or history is None else history.depth,  # type: ignore[attr-defined]
+        history=History.KEEP_ALL if keep_all else History.KEEP_LAST,
+        reliability=Reliability.BEST_EFFORT
+        if reliability is not None and not hasattr(reliability, "max_blocking_time")
+        else Reliability.RELIABLE,
+        durability=Durability.TRANSIENT_LOCAL
+        if policy(Policy.Durability) == Policy.Durability.TransientLocal
+        else Durability.VOLATILE,
+        deadline=INFINITE if deadline is None else seconds(deadline.deadline),  # type: ignore[attr-defined]
+        lifespan=INFINITE if lifespan is None else seconds(lifespan.lifespan),  # type: ignore[attr-defined]
+        liveliness=Liveliness.MANUAL_BY_TOPIC
+        if liveliness is not None and "ManualByTopic" in type(liveliness).__name__
+        else Liveliness.AUTOMATIC,
+        liveliness_lease_duration=INFINITE
+        if liveliness is None
+        else seconds(liveliness.lease_duration),  # type: ignore[attr-defined]
+    )
+
+
+def match_publishers(base: QoSProfile, publishers: list[QoSProfile]) -> QoSProfile:
+    """A subscription's QoS that every discovered publisher can feed, and that
+    asks for what they all offer.
+
+    Reliable only if every publisher is reliable (one best-effort publisher
+    cannot feed a reliable subscription); transient-local only if every one
+    is (then the subscription gets what they kept for late joiners). The
+    rule rosbag2 and domain_bridge apply; with no publisher known, ``base``.
+    """
+    if not publishers:
+        return base
+    reliable = all(p.reliability is Reliability.RELIABLE for p in publishers)
+    kept = all(p.durability is Durability.TRANSIENT_LOCAL for p in publishers)
+    return base.with_(
+        reliability=Reliability.RELIABLE if reliable else Reliability.BEST_EFFORT,
+        durability=Durability.TRANSIENT_LOCAL if kept else Durability.VOLATILE,
+    )
+
+
+def match_subscriptions(base: QoSProfile, subscriptions: list[QoSProfile]) -> QoSProfile:
+    """A publisher's QoS that every discovered subscription accepts, and no more.
+
+    Reliable if any subscription asks for it (a reliable publisher feeds
+    best-effort ones too), best-effort when all are best-effort (no
+    retransmission nobody wants); transient-local if any asks for it (a
+    volatile subscription simply gets no history); the shortest deadline
+    asked for. With no subscription known, ``base``.
+    """
+    if not subscriptions:
+        return base
+    reliable = any(s.reliability is Reliability.RELIABLE for s in subscriptions)
+    kept = any(s.durability is Durability.TRANSIENT_LOCAL for s in subscriptions)
+    return base.with_(
+        reliability=Reliability.RELIABLE if reliable else Reliability.BEST_EFFORT,
+        durability=Durability.TRANSIENT_LOCAL if kept else Durability.VOLATILE,
+        deadline=min(base.deadline, *(s.deadline for s in subscriptions)),
+    )
