@@ -51,6 +51,7 @@ import yaml
 
 from hprm_bridge import messages, parameter_services
 from hprm_bridge.bridge_config import LATENESS, TAG_POLICIES, BridgeConfig, TopicRule
+from hprm_bridge.porting import ROS_NODE_LABEL
 from hprm_bridge.wire.qos import Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
 
@@ -119,12 +120,12 @@ class Gateway(Reactor):
         self,
         topics: list[BridgedTopic],
         node_name: str = "hprm_gateway",
-        behind: dict[str, dict[str, list[str]]] | None = None,
+        behind: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         super().__init__()
         self.topics = list(topics)
         # The ported nodes, announced to ROS 2 as nodes of the gateway's participant:
-        # federate -> {"writes": [topic, ...], "reads": [...]} (through the gateway)
+        # federate -> {"node": "/ns/name", "writes": [topic, ...], "reads": [...]}
         self.behind = dict(behind or {})
         self.node_name = node_name
         self._node: Any = None
@@ -208,7 +209,7 @@ class Gateway(Reactor):
             return [s.gids[end] for t in ends.get("reads", []) for s in self._services.get(t, ())]
 
         self._node.announce_nodes([
-            NodeInfo(namespace="/", name=fed,
+            NodeInfo(*ends["node"].rsplit("/", 1),
                      reader_gids=[readers[t].gid for t in ends.get("reads", []) if t in readers]
                      + served(ends, 0),
                      writer_gids=[self._publishers[t].gid for t in ends.get("writes", [])
@@ -236,9 +237,6 @@ class Gateway(Reactor):
 
             return arrived
 
-        # Served under the name the node is announced by: its federate's (see _announce_behind)
-        feds = [f for f, ends in self.behind.items() if topic in ends.get("reads", [])]
-        node = f"/{feds[0]}" if feds else node
         self._services[topic] = [
             self._node.create_service(parameter_services.srv_type(name), request, response,
                                       f"{node}/{name}", call(name))
@@ -337,11 +335,15 @@ def _qos_of(t: BridgedTopic) -> QoSProfile | None:
     return _ROS_QOS.get(t.topic, t.qos)
 
 
-def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, list[str]]]:
-    """Every other federate, with the open topics it writes or reads through ``me``."""
-    behind: dict[str, dict[str, list[str]]] = {
-        f: {"writes": [], "reads": []} for f in graph.federates if f != me
-    }
+def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, Any]]:
+    """Every other federate, with its ROS 2 node name (``/ns/name``: what its
+    label says, else its federate name) and the open topics it writes or reads
+    through ``me``."""
+    behind: dict[str, dict[str, Any]] = {
+        f: {"node": graph.labels.get(f, {}).get(ROS_NODE_LABEL, f"/{f}"), "writes": [],
+            "reads": []}
+        for f in graph.federates if f != me
+    }  # fmt: skip
     for c in graph.connections:
         if c.dst_federate == me and c.src_federate in behind:
             behind[c.src_federate]["writes"].append(c.topic)

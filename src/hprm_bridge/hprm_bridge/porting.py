@@ -31,6 +31,7 @@ from typing import Any
 from hprm_bridge import messages
 
 _SETTINGS: dict[str, Any] = {}
+ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
 
 
 class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -131,6 +132,7 @@ def run_node(node: Any) -> int:
         federation=_SETTINGS["federation"],
         options=options,
         listen_dir=_SETTINGS.get("listen_dir"),
+        labels={ROS_NODE_LABEL: node.get_fully_qualified_name()},
     )
 
 

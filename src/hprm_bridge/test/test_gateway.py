@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from hprm_bridge.gateway import BridgedTopic, bridged_topics
+from hprm_bridge.gateway import BridgedTopic, bridged_topics, nodes_behind
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core.assembly import open_ports
+from hprm_core.structure import ConnectionSpec, FederationGraph
 
 NODES = Path(__file__).parent / "nodes"
 HPRM_ROS = [sys.executable, "-m", "hprm_bridge.ros_cli", "run"]
@@ -40,6 +41,20 @@ def test_open_topics_become_the_gateways_ports():
         BridgedTopic("/cfg", "std_msgs/msg/String", "in", "into0"),
         BridgedTopic("/boxes", "std_msgs/msg/String", "out", "outof0"),
     ]
+
+
+def test_the_nodes_behind_the_gateway_go_by_their_ros_node_names():
+    """A ported node's federate labels itself with its node's full name; the
+    gateway announces that (ros2 node list), else the federate's name."""
+    ports = {"cam": [_port("/image", "out")], "gw": []}
+    graph = FederationGraph.from_descriptions(["cam", "view", "gw"], {**ports, "view": []},
+                                              boundaries=["gw"])  # fmt: skip
+    graph.connections.append(ConnectionSpec("cam.p", "gw.outof0", topic="/image"))
+    graph.labels = {"cam": {"ros_node": "/robot/camera"}}
+    assert nodes_behind(graph, "gw") == {
+        "cam": {"node": "/robot/camera", "writes": ["/image"], "reads": []},
+        "view": {"node": "/view", "writes": [], "reads": []},
+    }
 
 
 @pytest.mark.parametrize(
@@ -406,28 +421,30 @@ def _ros2(env, *args, timeout=60):
 @pytest.mark.ros2
 def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
     """While a ported talker and greeter run behind the gateway, ros2 node list
-    shows them, ros2 node info lists what each publishes, ros2 topic echo
-    receives it."""
+    shows them by their node names and namespaces (not their federates' names),
+    ros2 node info lists what each publishes, ros2 topic echo receives it."""
     _needs_ros2_cli()
     env = _env()
     fed = _in_background(env, str(NODES / "talker.py"), str(NODES / "listener.py"),
                          "greeter2=" + str(NODES / "greeter.py"), "--bridge", "--remap",
-                         "greeter2:chatter:=greetings", "--timeout", "60 s")  # fmt: skip
+                         "greeter2:chatter:=greetings", "--remap", "greeter2:__ns:=/robot",
+                         "--timeout", "60 s")  # fmt: skip
+    want = {"/talker", "/listener", "/robot/greeter", "/hprm_gateway"}
     try:
         deadline = time.monotonic() + 60
         nodes = set()
-        while time.monotonic() < deadline and not {"/talker", "/listener", "/greeter2"} <= nodes:
+        while time.monotonic() < deadline and not want <= nodes:
             nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
             time.sleep(0.5)
-        assert {"/talker", "/listener", "/greeter2", "/hprm_gateway"} <= nodes, nodes
-        info = _ros2(env, "node", "info", "/greeter2", "--no-daemon").stdout
-        assert "/greetings: std_msgs/msg/String" in info, info
-        echo = _ros2(env, "topic", "echo", "--once", "/greetings", "std_msgs/msg/String")
+        assert want <= nodes and "/greeter2" not in nodes, nodes
+        info = _ros2(env, "node", "info", "/robot/greeter", "--no-daemon").stdout
+        assert "/robot/greetings: std_msgs/msg/String" in info, info
+        echo = _ros2(env, "topic", "echo", "--once", "/robot/greetings", "std_msgs/msg/String")
         assert re.search(r"data: hello_\d+", echo.stdout), echo.stdout + echo.stderr
     finally:
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
-    assert "federate ros2_gateway takes the open topics: /greetings (in)" in out, out
+    assert "federate ros2_gateway takes the open topics: /robot/greetings (in)" in out, out
 
 
 @pytest.mark.ros2

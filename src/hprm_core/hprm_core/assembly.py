@@ -25,6 +25,7 @@ from hprm_core.transport import Connection, Frame
 log = logging.getLogger("hprm.rti")
 
 _PORT_KEYS = {"port": str, "direction": str, "topic": str}
+MAX_LABELS, MAX_LABEL = 16, 1024  # a federate's labels: how many, and each key + value
 
 
 #: what a boundary federate may take: the directions of the ports it gets
@@ -79,6 +80,7 @@ class Assembly:
         # federates that take the open topics: name -> "both", "sources" (the
         # topics fed into the federation) or "sinks" (those leaving it)
         self._boundaries: dict[str, str] = {}
+        self._labels: dict[str, dict[str, str]] = {}
         self.graph: FederationGraph | None = None
 
     def check(self, hello: dict[str, Any]) -> str | None:
@@ -98,6 +100,15 @@ class Assembly:
             for p in ports
         ):
             return f"federate {name}: malformed port description"
+        labels = hello.get("labels", {})
+        if not (
+            isinstance(labels, dict)
+            and len(labels) <= MAX_LABELS
+            and all(isinstance(k, str) and isinstance(v, str) and len(k) + len(v) <= MAX_LABEL
+                    for k, v in labels.items())
+        ):  # fmt: skip
+            return (f"federate {name}: malformed labels (at most {MAX_LABELS} strings to "
+                    f"strings of {MAX_LABEL} characters)")  # fmt: skip
         takes = hello.get("open_topics")
         if takes:
             if takes not in BOUNDARY_KINDS:
@@ -120,6 +131,7 @@ class Assembly:
             conn.close()
             return None
         self._ports[name] = list(hello["describe"])
+        self._labels[name] = dict(hello.get("labels", {}))
         if hello.get("open_topics"):
             self._boundaries[name] = hello["open_topics"]
         self._waiting.append(conn)
@@ -147,6 +159,7 @@ class Assembly:
             boundaries=sorted(self._boundaries),
         )
         self.graph.assigned = assigned
+        self.graph.labels = {n: v for n, v in self._labels.items() if v}
         for c in self.graph.connections:
             delay = (
                 ""

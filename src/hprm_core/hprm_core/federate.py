@@ -101,13 +101,16 @@ def run_self_described(
     trace: Any = None,
     listen_dir: str | None = None,
     rti_wait: float = RTI_WAIT_S,
+    labels: dict[str, str] | None = None,
 ) -> int:
     """Run ``reactor``, built by this process (a program's ``@main`` reactor, a
     ported ROS 2 node), as federate ``name`` of a federation whose RTI matches
-    ports by topic; returns a process exit code. ``options``: as ``@main``'s."""
+    ports by topic; returns a process exit code. ``options``: as ``@main``'s.
+    ``labels``: what the federate says of itself to the others
+    (``FederationGraph.labels``), e.g. the ROS 2 node name a gateway announces."""
     opts = _overridden(options or {}, fast, timeout)
     reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
-    graph = describe_self(reactor, name, rti, secret, federation, rti_wait)
+    graph = describe_self(reactor, name, rti, secret, federation, rti_wait, labels=labels)
     return _join(reactor, name, graph, opts, trace, rti=rti, secret=secret,
                  federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
 
@@ -249,6 +252,7 @@ def describe_self(
     federation: str,
     rti_wait: float = RTI_WAIT_S,
     open_topics: str | None = None,
+    labels: dict[str, str] | None = None,
 ) -> FederationGraph:
     """Tell the RTI our ports; wait for the graph it assembles once every
     federate it expects has done the same. Why a connection of its own: the
@@ -262,6 +266,8 @@ def describe_self(
     }
     if open_topics:
         hello["open_topics"] = open_topics
+    if labels:
+        hello["labels"] = dict(labels)
     conn = connect_rti(rti, secret, hello, rti_wait, name)
     try:
         conn.sock.settimeout(None)  # the RTI answers once all described, or fails them all

@@ -83,6 +83,10 @@ class FederationGraph:
     #: action), so its inputs never cause its outputs at the same tag. A loop through
     #: one (ported node -> gateway -> ported node) is not a zero-delay cycle.
     boundaries: list[str] = field(default_factory=list)
+    #: what each federate said about itself beyond its ports (``describe_self``'s
+    #: ``labels``; a ported ROS 2 node: its node name), for tools and gateways to
+    #: show; never part of the structure the federates must agree on
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.coordination not in COORDINATIONS:
@@ -244,6 +248,7 @@ class FederationGraph:
             "name": self.name,
             "assigned": self.assigned,
             "boundaries": self.boundaries,
+            "labels": self.labels,
         }
 
     @classmethod
@@ -256,8 +261,9 @@ class FederationGraph:
                 data.get("name", ""),
                 dict(data.get("assigned", {})),
                 list(data.get("boundaries", [])),
+                {str(f): dict(v) for f, v in data.get("labels", {}).items()},
             )
-        except (KeyError, TypeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise AssemblyError(f"malformed federation graph: {exc!r}") from None
 
     # -- derived --------------------------------------------------------------------

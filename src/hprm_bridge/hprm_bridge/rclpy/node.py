@@ -181,6 +181,9 @@ class Node:
     def get_namespace(self) -> str:
         return self._namespace
 
+    def get_fully_qualified_name(self) -> str:
+        return f"{self._namespace.rstrip('/')}/{self._name}"
+
     def resolve_topic_name(self, topic: str) -> str:
         """Expanded as ROS 2 does (namespace, ``~``), then remapped (``-r from:=to``,
         ``from`` as written or expanded)."""
