@@ -186,7 +186,7 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     A node never waits for its calls (Input(wait=False)), so they close no
     loop: only ping <-> pong, a loop of its own, is delayed a microstep."""
     config = tmp_path / "bridge.yaml"
-    config.write_text("deny: ['/rosout', '/_hprm/.*']\n")
+    config.write_text("deny: ['/rosout', '/parameter_events', '/_hprm/.*']\n")
     r = subprocess.run(
         [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
          "--node-services", "--bridge-config", str(config), "--timeout", "20 ms"],
@@ -197,7 +197,7 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     assert taken.split(", ") == [
         "/_hprm/parameters/pinger/request (out)", "/_hprm/parameters/ponger/request (out)",
         "/_hprm/parameters/pinger/reply (in)", "/_hprm/parameters/ponger/reply (in)",
-        "/rosout (in)"]  # fmt: skip
+        "/parameter_events (in)", "/rosout (in)"]  # fmt: skip
     assert "gateway: /rosout is open but not bridged (the bridge config)" in r.stdout
     delayed = re.findall(r"INFO:   (\S+) -> (\S+) \(topic (\S+), 1 microstep later\)", r.stdout)
     assert sorted(topic for _, _, topic in delayed) == ["/ping", "/pong"], r.stdout
@@ -223,6 +223,58 @@ ROSOUT_LISTENER = """
         except KeyboardInterrupt:
             pass
 """
+
+PARAMETER_EVENTS_LISTENER = """
+    import sys, time
+    from hprm_bridge.wire import Node
+    with Node("parameter_events_listener") as node:
+        def show(m):
+            print("EVENT", m.node, *(",".join(f"{p.name}={p.value.type}:{p.value.integer_value}"
+                  for p in ps) for ps in (m.new_parameters, m.changed_parameters,
+                  m.deleted_parameters)), sep="|", flush=True)
+        node.create_subscription("rcl_interfaces/msg/ParameterEvent", "/parameter_events", show,
+                                 1000)
+        end = time.monotonic() + float(sys.argv[1])
+        try:
+            while time.monotonic() < end:
+                node.spin_once(0.05)
+        except KeyboardInterrupt:
+            pass
+"""
+
+
+def _parameter_events(env):
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(PARAMETER_EVENTS_LISTENER), "200"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+
+
+def _events(out):
+    """(node, new, changed, deleted) per /parameter_events message, each a list of
+    name=type:integer_value."""
+    return [tuple(f.split(",") if f else [] for f in line.split("|")[1:]) for line in
+            out.splitlines() if line.startswith("EVENT|")]  # fmt: skip
+
+
+def test_a_ported_nodes_parameter_declarations_reach_parameter_events():
+    """As under rclpy, every declaration of a ported node is announced on
+    ``/parameter_events`` (what ``ros2 param`` caches and rqt_reconfigure
+    watch), naming the node."""
+    env = _env()
+    listener = _parameter_events(env)
+    try:
+        time.sleep(1)
+        r = _federation("tuner.py", env, "--node-services", timeout="1 s")
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    events = _events(out)
+    assert events and {e[0][0] for e in events} == {"/tuner"}, out
+    declared = [p for e in events for p in e[1]]
+    assert declared == ["use_sim_time=1:0", "gain=2:3", "label=4:0", "pid.kp=3:0",
+                        "fixed=2:1"], out  # fmt: skip
+    assert not any(e[2] or e[3] for e in events)
 
 
 def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
@@ -456,6 +508,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination):
     the node's callbacks see the new value from then on."""
     _needs_ros2_cli()
     env = _env()
+    listener = _parameter_events(env)
     fed = _in_background(
         env,
         str(NODES / "tuner.py"),
@@ -493,6 +546,9 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination):
     finally:
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
+        events = _events(_stop(listener))
+    # /parameter_events: the one set that was made, none of the refused ones
+    assert [e[2] for e in events if e[2]] == [["gain=2:7"]], events
     gains = re.findall(r"^\[tuner\] GAIN (\d+) LABEL (\w+)$", out, re.M)
     # from one tick on the new value, and no tick in between saw a half-made change
     assert gains and {g for g, _ in gains} == {"3", "7"}, out[-3000:]

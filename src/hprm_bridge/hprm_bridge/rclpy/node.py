@@ -167,6 +167,15 @@ class Node:
             self._reactor.attach("parameter_calls", self._parameter_calls)
             self._parameter_replies = self._publisher(reply_topic(fqn), PORT_TYPE,
                                                       "parameter_replies")  # fmt: skip
+            events = self._publisher(parameter_service.EVENTS_TOPIC,
+                                     parameter_service.EVENT_TYPE, "parameter_events")  # fmt: skip
+
+            def publish_event(new: list[Any], changed: list[Any], deleted: list[Any]) -> None:
+                events.publish(parameter_service.event(fqn, self._clock.now_ns(), new, changed,
+                                                       deleted))  # fmt: skip
+
+            self._params.on_change = publish_event
+            publish_event(list(self._params.values.values()), [], [])  # declared so far
         self._own_publishers = len(self._publishers)  # ahead of the node's pub0, pub1...
         sink = self._to_rosout if self._services else None
         self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)

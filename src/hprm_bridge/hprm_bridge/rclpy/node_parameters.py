@@ -47,6 +47,11 @@ class NodeParameters:
         self.values: dict[str, Parameter] = {}
         self.descriptors: dict[str, Any] = {}
         self.callbacks: list[Callable[[list[Parameter]], Any]] = []
+        # told of every change once made, as (new, changed, deleted): what rclpy
+        # publishes on /parameter_events (the node's, when it has node services)
+        self.on_change: Callable[[list[Parameter], list[Parameter], list[Parameter]], None] = (
+            lambda new, changed, deleted: None
+        )
 
     # -- declaring -------------------------------------------------------------------
 
@@ -76,6 +81,7 @@ class NodeParameters:
             raise InvalidParameterValueException(name, value, result.reason)
         self.values[name] = param
         self.descriptors[name] = descriptor
+        self.on_change([param], [], [])
         return param
 
     def undeclare(self, name: str) -> None:
@@ -86,6 +92,7 @@ class NodeParameters:
 
             raise ParameterImmutableException(name)
         del self.values[name], self.descriptors[name]
+        self.on_change([], [], [Parameter(name)])
 
     # -- reading ---------------------------------------------------------------------
 
@@ -121,11 +128,15 @@ class NodeParameters:
             result = callback(list(params))
             if not result.successful:
                 return result
+        changed, deleted = [], []
         for p in params:
             if p.type_ == Parameter.Type.NOT_SET:
                 del self.values[p.name], self.descriptors[p.name]
+                deleted.append(p)
             else:
                 self.values[p.name] = p
+                changed.append(p)
+        self.on_change([], changed, deleted)
         return _result(True)
 
     def _require_declared(self, params: list[Parameter]) -> None:

@@ -22,6 +22,8 @@ _FIELDS = {1: "bool_value", 2: "integer_value", 3: "double_value", 4: "string_va
            5: "byte_array_value", 6: "bool_array_value", 7: "integer_array_value",
            8: "double_array_value", 9: "string_array_value"}  # fmt: skip
 _SEP = "."
+EVENTS_TOPIC = "/parameter_events"
+EVENT_TYPE = "rcl_interfaces/msg/ParameterEvent"
 
 
 def to_value_msg(p: Parameter | None) -> Any:
@@ -35,6 +37,26 @@ def to_value_msg(p: Parameter | None) -> Any:
         value = [bytes([b]) if isinstance(b, int) else b for b in value]
     setattr(msg, _FIELDS[int(p.type_)], list(value) if isinstance(value, tuple) else value)
     return msg
+
+
+def event(
+    node: str, now_ns: int, new: list[Parameter], changed: list[Parameter],
+    deleted: list[Parameter],
+) -> Any:  # fmt: skip
+    """The ``rcl_interfaces/msg/ParameterEvent`` rclpy publishes on ``/parameter_events``
+    when node ``node`` (its full name) declares, sets or deletes parameters."""
+
+    def msgs(params: list[Parameter]) -> list[Any]:
+        parameter = messages.message_class("rcl_interfaces/msg/Parameter")
+        return [parameter(name=p.name, value=to_value_msg(p)) for p in params]
+
+    stamp = messages.message_class("builtin_interfaces/msg/Time")(
+        sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000
+    )
+    return messages.message_class(EVENT_TYPE)(
+        stamp=stamp, node=node, new_parameters=msgs(new), changed_parameters=msgs(changed),
+        deleted_parameters=msgs(deleted),
+    )  # fmt: skip
 
 
 def from_msg(msg: Any) -> Parameter:
