@@ -105,6 +105,11 @@ def check_federation(
             raise ValueError(f"{label}: {value!r} is negative")
 
 
+def federate_names() -> tuple[str, str]:
+    """(federation id, federate name) of this process's node ("" outside a federation)."""
+    return _SETTINGS.get("federation") or "", _SETTINGS.get("name") or ""
+
+
 def run_node(node: Any) -> int:
     """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own."""
     from hprm_core import run

@@ -186,7 +186,7 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     A node never waits for its calls (Input(wait=False)), so they close no
     loop: only ping <-> pong, a loop of its own, is delayed a microstep."""
     config = tmp_path / "bridge.yaml"
-    config.write_text("deny: ['/rosout', '/parameter_events', '/_hprm/.*']\n")
+    config.write_text("deny: ['/rosout', '/parameter_events', '/hprm/.*', '/_hprm/.*']\n")
     r = subprocess.run(
         [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
          "--node-services", "--bridge-config", str(config), "--timeout", "20 ms"],
@@ -197,7 +197,7 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     assert taken.split(", ") == [
         "/_hprm/parameters/pinger/request (out)", "/_hprm/parameters/ponger/request (out)",
         "/_hprm/parameters/pinger/reply (in)", "/_hprm/parameters/ponger/reply (in)",
-        "/parameter_events (in)", "/rosout (in)"]  # fmt: skip
+        "/hprm/federate_status (in)", "/parameter_events (in)", "/rosout (in)"]  # fmt: skip
     assert "gateway: /rosout is open but not bridged (the bridge config)" in r.stdout
     delayed = re.findall(r"INFO:   (\S+) -> (\S+) \(topic (\S+), 1 microstep later\)", r.stdout)
     assert sorted(topic for _, _, topic in delayed) == ["/ping", "/pong"], r.stdout
@@ -275,6 +275,49 @@ def test_a_ported_nodes_parameter_declarations_reach_parameter_events():
     assert declared == ["use_sim_time=1:0", "gain=2:3", "label=4:0", "pid.kp=3:0",
                         "fixed=2:1"], out  # fmt: skip
     assert not any(e[2] or e[3] for e in events)
+
+
+STATUS_LISTENER = """
+    import sys, time
+    from hprm_bridge.wire import Node
+    with Node("status_listener") as node:
+        node.create_subscription("hprm_msgs/msg/FederateStatus", "/hprm/federate_status",
+            lambda m: print("STATUS", m.federation, m.federate, m.state, m.completed.time,
+                            sep="|", flush=True), 100)
+        end = time.monotonic() + float(sys.argv[1])
+        try:
+            while time.monotonic() < end:
+                node.spin_once(0.05)
+        except KeyboardInterrupt:
+            pass
+"""
+
+
+def test_ported_nodes_report_their_federates_on_federate_status():
+    """``ros2 topic echo /hprm/federate_status``: each ported node reports RUNNING
+    at its first tag and then once per second of logical time, with the latest
+    tag it completed, and FINISHED at its shutdown tag."""
+    env = _env()
+    listener = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(STATUS_LISTENER), "200"], env=env,
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    try:
+        time.sleep(1)
+        r = _federation("tuner.py", env, "--node-services", timeout="2500 ms")
+    finally:
+        out = _stop(listener)
+    assert r.returncode == 0, r.stdout + r.stderr
+    reports = [line.split("|")[1:] for line in out.splitlines() if line.startswith("STATUS|")]
+    assert [(fed, state) for _, fed, state, _ in reports] == [
+        ("tuner", "1"), ("tuner", "1"), ("tuner", "1"), ("tuner", "2")], out  # fmt: skip
+    assert len({fn for fn, *_ in reports}) == 1 and reports[0][0]  # the federation's id
+    completed = [int(t) for *_, t in reports]
+    assert completed[0] == -(2**63)  # NEVER: nothing completed at the first tag
+    # tuner ticks every 100 ms: at 1 s and 2 s the tag before (0.9 s, 1.9 s) is
+    # complete; at the shutdown tag (2.5 s), 2.4 s
+    start = completed[1] - 900_000_000
+    assert [t - start for t in completed[1:]] == [900_000_000, 1_900_000_000, 2_400_000_000]
 
 
 def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():

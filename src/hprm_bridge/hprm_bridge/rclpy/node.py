@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
-from hprm_bridge.rclpy import parameter_service, rosout
+from hprm_bridge.rclpy import federate_status, parameter_service, rosout
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.node_parameters import NodeParameters
@@ -176,6 +176,8 @@ class Node:
 
             self._params.on_change = publish_event
             publish_event(list(self._params.values.values()), [], [])  # declared so far
+            self._status = self._publisher(federate_status.TOPIC, federate_status.MSG_TYPE,
+                                           "federate_status")  # fmt: skip
         self._own_publishers = len(self._publishers)  # ahead of the node's pub0, pub1...
         sink = self._to_rosout if self._services else None
         self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
@@ -364,6 +366,20 @@ class Node:
                 self._exits(_tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
             )
             triggers.append(handle._timer)
+        if self._services:  # /hprm/federate_status, then its last words at shutdown
+            from hprm_bridge.porting import federate_names
+
+            report = federate_status.StatusReport(*federate_names())
+
+            def status() -> None:
+                msg = report.at(r.tag)
+                if msg is not None:
+                    self._status.publish(msg)
+
+            r.add_reaction(status, *triggers, name="status")
+            r.add_reaction(lambda: self._status.publish(report.finished(r.tag)), r.shutdown,
+                           name="status_final")  # fmt: skip
+            triggers.append(r.shutdown)
         if self._publishers:
             r.add_reaction(
                 _flush(self._publishers),
