@@ -21,9 +21,11 @@ numpy views, and cross to ported nodes by shared-memory reference.
   and carried to the node as tagged calls (:mod:`hprm_bridge.parameter_services`);
   the nodes' ``/rosout`` lines leave as any topic does.
 
-Backend: the ROS-free wire client (:mod:`hprm_bridge.wire`), so the gateway
-works with or without a ROS 2 install; plain ROS 2 nodes see an ordinary
-node named ``hprm_gateway``.
+Backends (:mod:`hprm_bridge.backends`): real rclpy where it is importable and
+knows the types carried, else the ROS-free wire client (:mod:`hprm_bridge.wire`),
+so the gateway works with or without a ROS 2 install (``--backend``, or
+``$HPRM_BRIDGE_BACKEND``, chooses). Plain ROS 2 nodes see a node named
+``hprm_gateway`` and each ported node under its own name.
 
 Which topics: the gateway is the federation's boundary federate
 (:func:`hprm_core.federate.run_boundary`); it describes no ports itself, and
@@ -43,22 +45,24 @@ import os
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from types import SimpleNamespace
 from typing import Any
 
 import yaml
 
-from hprm_bridge import messages, parameter_services
+from hprm_bridge import parameter_services
+from hprm_bridge.backends import KINDS
 from hprm_bridge.bridge_config import LATENESS, TAG_POLICIES, BridgeConfig, TopicRule
 from hprm_bridge.porting import ROS_NODE_LABEL
-from hprm_bridge.wire.qos import Durability, QoSProfile
+from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
 
 log = logging.getLogger("hprm.gateway")
 
 DIRECTIONS = ("in", "out")
 FEDERATE_NAME = "ros2_gateway"  # its name in a federation (hprm-ros run --bridge, launch)
+BACKEND_ENV = "HPRM_BRIDGE_BACKEND"  # the gateway's backend when --backend is not given
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,7 @@ class Gateway(Reactor):
         topics: list[BridgedTopic],
         node_name: str = "hprm_gateway",
         behind: dict[str, dict[str, Any]] | None = None,
+        backend: str = "auto",
     ) -> None:
         super().__init__()
         self.topics = list(topics)
@@ -128,12 +133,12 @@ class Gateway(Reactor):
         # federate -> {"node": "/ns/name", "writes": [topic, ...], "reads": [...]}
         self.behind = dict(behind or {})
         self.node_name = node_name
-        self._node: Any = None
+        self.backend_kind = backend  # hprm_bridge.backends: auto, rclpy or wire
+        self._backend: Any = None
         self._stop = threading.Event()
         self._spinner: threading.Thread | None = None
-        self._publishers: dict[str, Any] = {}
-        self._services: dict[str, list[Any]] = {}  # a node's request topic -> its services
-        self._pending: dict[int, tuple[Any, Any]] = {}  # parameter calls in the federation
+        self._publishers: dict[str, Callable[[Any], None]] = {}  # topic -> publish
+        self._pending: dict[int, Callable[..., None]] = {}  # parameter calls: token -> reply
         self._calls = 0
         self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
         self.received = 0
@@ -163,92 +168,73 @@ class Gateway(Reactor):
         self.add_reaction(self._finish, self.shutdown, name="finish")
 
     def _start(self) -> None:
-        from hprm_bridge.wire import Node
+        from hprm_bridge.backends import open_backend
 
         for t in self.topics:
             if not t.bridged:
                 log.info("gateway: %s is open but not bridged (the bridge config)", t.topic)
-        if not any(t.bridged for t in self.topics):
+        crossing = [t for t in self.topics if t.bridged]
+        if not crossing:
             log.info("gateway: no topic is left open to ROS 2")
             return
-        self._node = Node(self.node_name)
-        for t in self.topics:
-            if (
-                t.direction == "out"
-                and t.bridged
-                and not parameter_services.is_parameter_topic(t.topic)
-            ):
+        types = [t.msg_type for t in crossing if not parameter_services.is_parameter_topic(t.topic)]
+        if len(types) < len(crossing):
+            types += [parameter_services.srv_type(name) for name in parameter_services.SERVICES]
+        self._backend = open_backend(self.backend_kind, self.node_name, types)
+        for t in crossing:
+            if t.direction == "out" and not parameter_services.is_parameter_topic(t.topic):
                 qos = _qos_of(t)
-                self._publishers[t.topic] = self._node.create_publisher(
-                    t.msg_type, t.topic, qos or t.depth, match_qos=qos is None
-                )
-        readers = {}
+                self._publishers[t.topic] = self._backend.publisher(
+                    t.msg_type, t.topic, qos or QOS_DEFAULT.with_(depth=t.depth),
+                    match=qos is None, owners=self._owners(t.topic, "writes"),
+                )  # fmt: skip
         for t, action in self._actions:
             if not t.bridged:
                 continue
             node = parameter_services.node_of(t.topic)
             if node is not None:
-                self._serve_parameters(t.topic, node, action)
+                self._serve_parameters(node, action)
                 continue
-            readers[t.topic] = self._node.create_subscription(
-                t.msg_type, t.topic, self._arrival(t, action), t.qos or t.depth,
-                match_qos=t.qos is None,
+            self._backend.subscription(
+                t.msg_type, t.topic, self._arrival(t, action),
+                t.qos or QOS_DEFAULT.with_(depth=t.depth), match=t.qos is None,
+                owners=self._owners(t.topic, "reads"),
             )  # fmt: skip
-        self._announce_behind(readers)
+        # ros2 node list / node info: each ported node, with the endpoints kept for it
+        self._backend.announce(sorted(ends["node"] for ends in self.behind.values()))
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
-        log.info("gateway: %s", ", ".join(f"{t.topic} ({t.direction})" for t in self.topics
-                                          if t.bridged))  # fmt: skip
+        log.info("gateway (%s): %s", self._backend.name,
+                 ", ".join(f"{t.topic} ({t.direction})" for t in crossing))  # fmt: skip
 
-    def _announce_behind(self, readers: dict[str, Any]) -> None:
-        """``ros2 node list`` / ``ros2 node info`` show each ported node, with
-        the gateway's endpoints of the topics it publishes or subscribes."""
-        from hprm_bridge.wire.discovery import NodeInfo
+    def _owners(self, topic: str, ends: str) -> list[str]:
+        """The ported nodes (full names) that write or read ``topic`` through the gateway."""
+        return sorted(b["node"] for b in self.behind.values() if topic in b.get(ends, ()))
 
-        def served(ends: dict[str, list[str]], end: int) -> list[bytes]:
-            return [s.gids[end] for t in ends.get("reads", []) for s in self._services.get(t, ())]
-
-        self._node.announce_nodes([
-            NodeInfo(*ends["node"].rsplit("/", 1),
-                     reader_gids=[readers[t].gid for t in ends.get("reads", []) if t in readers]
-                     + served(ends, 0),
-                     writer_gids=[self._publishers[t].gid for t in ends.get("writes", [])
-                                  if t in self._publishers] + served(ends, 1))
-            for fed, ends in sorted(self.behind.items())
-        ])  # fmt: skip
-
-    def _serve_parameters(self, topic: str, node: str, action: PhysicalAction) -> None:
+    def _serve_parameters(self, node: str, action: PhysicalAction) -> None:
         """The six parameter services of ported node ``node``: each call enters
         the federation at its arrival (:mod:`hprm_bridge.parameter_services`)."""
 
         def call(service: str) -> Any:
-            def arrived(srv: Any, request: Any) -> None:
+            def called(reply: Callable[..., None], fields: Any) -> None:
                 with self._lock:
                     self._calls += 1
                     token = self._calls
-                    self._pending[token] = (srv, request)
-                # The request's fields, without rmw's header, as a picklable object.
-                fields = {f: getattr(request, f) for f in request.__dataclass_fields__
-                          if f not in ("client_guid", "sequence_number")}  # fmt: skip
-                for value in fields.values():
-                    for item in value if isinstance(value, list) else ():
-                        messages.adopt(item)
-                action.schedule((token, service, SimpleNamespace(**fields)))
+                    self._pending[token] = reply
+                action.schedule((token, service, fields))
 
-            return arrived
+            return called
 
-        self._services[topic] = [
-            self._node.create_service(parameter_services.srv_type(name), request, response,
-                                      f"{node}/{name}", call(name))
-            for name, (_, request, response) in parameter_services.SERVICES.items()
-        ]  # fmt: skip
+        for name, (_, request, response) in parameter_services.SERVICES.items():
+            self._backend.service(parameter_services.srv_type(name), request, response,
+                                  f"{node}/{name}", call(name), owner=node)  # fmt: skip
 
     def _answer(self, inp: Input) -> Any:
         def answer() -> None:
             for token, fields in inp.value:
                 with self._lock:
-                    srv, request = self._pending.pop(token)
-                srv.reply(request, **fields)
+                    reply = self._pending.pop(token)
+                reply(**fields)
 
         return answer
 
@@ -265,7 +251,6 @@ class Gateway(Reactor):
 
         def arrived(msg: Any) -> None:
             self.received += 1
-            msg = messages.adopt(msg)
             if t.tag_policy == "arrival":
                 action.schedule(msg)
                 return
@@ -286,7 +271,7 @@ class Gateway(Reactor):
 
     def _spin(self) -> None:
         while not self._stop.is_set():
-            self._node.spin_once(0.05)
+            self._backend.spin_once(0.05)
 
     def _forward(self, t: BridgedTopic, action: PhysicalAction, port: Output) -> Any:
         def enter() -> None:
@@ -301,9 +286,9 @@ class Gateway(Reactor):
 
     def _publisher_of(self, t: BridgedTopic, inp: Input) -> Any:
         def leave() -> None:
-            pub = self._publishers[t.topic]
+            publish = self._publishers[t.topic]
             for msg in inp.value:  # a ported node's port carries its publishes of one tag
-                pub.publish(msg)
+                publish(msg)
                 self.published += 1
 
         return leave
@@ -312,8 +297,8 @@ class Gateway(Reactor):
         self._stop.set()
         if self._spinner is not None:
             self._spinner.join(timeout=5)
-        if self._node is not None:
-            self._node.close()
+        if self._backend is not None:
+            self._backend.close()
         log.info("gateway: %d messages in, %d out", self.received, self.published)
         for topic, n in sorted(self.late.items()):
             log.warning("gateway: %d late message(s) on %s (stamp + offset behind arrival)", n,
@@ -401,6 +386,9 @@ def main(argv: list[str] | None = None) -> int:
         choices=LATENESS,
         help="header_stamp: a message whose tag would lie behind its arrival (default: drop)",
     )
+    p.add_argument("--backend", choices=KINDS, default=os.environ.get(BACKEND_ENV, "auto"),
+                   help="how the gateway reaches ROS 2: real rclpy, the ROS-free wire client, "
+                   f"or auto (rclpy when it can; default, or ${BACKEND_ENV})")  # fmt: skip
     args = p.parse_args(argv)
     try:
         config = with_flags(
@@ -427,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
             lambda ports, graph: Gateway(
                 bridged_topics(ports, config),
                 behind=nodes_behind(graph, args.name),
+                backend=args.backend,
             ),
             args.name,
             rti=args.rti,

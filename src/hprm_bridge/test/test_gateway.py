@@ -96,9 +96,12 @@ PLAIN = {
 }
 
 
-def _env():
+def _env(backend="wire"):
+    """A run's environment: its own DDS domain, and the gateway's backend named (the
+    tests without ROS use the wire client, as a machine without ROS 2 does; those
+    marked ros2 say which one they check)."""
     return dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()),
-                ROS_LOCALHOST_ONLY="1")  # fmt: skip
+                ROS_LOCALHOST_ONLY="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
 
 
 def _plain(role, seconds, env, rclpy=False):
@@ -349,9 +352,10 @@ def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
 
 
 @pytest.mark.ros2
-def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway():
+@pytest.mark.parametrize("backend", ["rclpy", "wire"])
+def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway(backend):
     _needs_ros2_cli()
-    env = _env()
+    env = _env(backend)
     listener = _plain("listen", 0, env, rclpy=True)  # real rclpy listener.py
     try:
         r = _federation("talker.py", env)
@@ -367,6 +371,7 @@ def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway():
         _stop(greeter)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(re.findall(r"^\[listener\] HEARD hello_\d+$", r.stdout, re.M)) > 100, r.stdout
+    assert f"gateway ({backend}):" in r.stdout
 
 
 STAMPED = """
@@ -466,7 +471,7 @@ def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client
     the gateway's default QoS either pair is incompatible and nothing flows."""
     if client == "rclpy":
         _needs_ros2_cli()
-    env = _env()
+    env = _env(client)  # the gateway on the same client as the plain endpoints
 
     def plain(role):
         argv = [sys.executable, "-c", textwrap.dedent(QOS_PEERS[client]), role, "60"]
@@ -483,6 +488,7 @@ def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client
     heard = re.findall(r"^\[listener\] HEARD plain(\d+)$", r.stdout, re.M)
     assert len(heard) > 20, r.stdout + r.stderr
     assert "subscription on '/chatter' now best_effort, volatile" in r.stdout + r.stderr
+    assert f"gateway ({client}):" in r.stdout
 
     listener = plain("latched_listener")
     try:
@@ -519,7 +525,7 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
     shows them by their node names and namespaces (not their federates' names),
     ros2 node info lists what each publishes, ros2 topic echo receives it."""
     _needs_ros2_cli()
-    env = _env()
+    env = _env("rclpy")
     fed = _in_background(env, str(NODES / "talker.py"), str(NODES / "listener.py"),
                          "greeter2=" + str(NODES / "greeter.py"), "--bridge", "--remap",
                          "greeter2:chatter:=greetings", "--remap", "greeter2:__ns:=/robot",
@@ -540,23 +546,31 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
     assert "federate ros2_gateway takes the open topics: /robot/greetings (in)" in out, out
+    assert "gateway (rclpy):" in out
 
 
 @pytest.mark.ros2
-@pytest.mark.parametrize("coordination", COORDINATIONS)
-def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination):
+@pytest.mark.parametrize(("coordination", "backend"), [
+    ("centralized", "rclpy"), ("decentralized", "rclpy"), ("centralized", "wire")])  # fmt: skip
+def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, backend, tmp_path):
     """Humble's own ``ros2 param`` on a ported node: each call goes through the
     gateway into the node's federate at a tag; a set passes the descriptor's
     range, read-only flag and the node's on-set callback, as under rclpy, and
-    the node's callbacks see the new value from then on."""
+    the node's callbacks see the new value from then on. On either backend: the
+    federate status topic stays off ROS 2 (hprm_msgs is not in the sourced Humble,
+    and rclpy can only carry the types it has)."""
     _needs_ros2_cli()
-    env = _env()
+    env = _env(backend)
+    config = tmp_path / "bridge.yaml"
+    config.write_text("deny: ['/hprm/.*']\n")
     listener = _parameter_events(env)
     fed = _in_background(
         env,
         str(NODES / "tuner.py"),
         "--bridge",
         "--node-services",
+        "--bridge-config",
+        str(config),
         "--timeout",
         "120 s",
         *COORDINATIONS[coordination],
@@ -597,6 +611,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination):
     assert gains and {g for g, _ in gains} == {"3", "7"}, out[-3000:]
     first7 = [g for g, _ in gains].index("7")
     assert all(g == "7" for g, _ in gains[first7:]) and {lab for _, lab in gains} == {"front"}
+    assert f"gateway ({backend}):" in out
 
 
 def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):

@@ -7,9 +7,11 @@ rclpy code) that is either
 
 * ``ros2 relay``: a plain ROS 2 node (real rclpy where importable, else a
   wire-client relay): two DDS hops; or
-* ``hprm relay via gateway``: the same relay file ported into an HPRM
+* ``hprm relay via gateway (BACKEND)``: the same relay file ported into an HPRM
   federation, reached through its gateway (``hprm-ros run --bridge``): the
-  same two DDS hops (to and from the gateway) plus the federation inside.
+  same two DDS hops (to and from the gateway) plus the federation inside; on
+  the wire client, and on real rclpy where it is importable
+  (:mod:`hprm_bridge.backends`).
 
 One message at a time (the next is sent once the previous came back), 1 KB
 and 6 MB images, after warm-up messages. Reported: median and p90 round
@@ -77,10 +79,10 @@ def _round_trips(count: int, nbytes: int, domain: int, timeout_s: float = 60.0) 
     return out
 
 
-def _with_relay(argv: list[str], count: int, nbytes: int) -> list[float]:
+def _with_relay(argv: list[str], count: int, nbytes: int, backend: str) -> list[float]:
     domain = random_domain_id()
     env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1",
-               PYTHONUNBUFFERED="1")  # fmt: skip
+               PYTHONUNBUFFERED="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
     relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                              start_new_session=True)  # fmt: skip
     try:
@@ -115,20 +117,26 @@ def main(argv: list[str] | None = None) -> int:
     plain_relay = ([sys.executable, str(RELAY)] if rclpy
                    else [sys.executable, "-c", _WIRE_RELAY])  # fmt: skip
     ported = [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(RELAY), "--bridge"]
-    variants = {
-        f"ros2 relay ({'rclpy' if rclpy else 'wire client'})": plain_relay,
-        "hprm relay via gateway": ported,
-    }
+    plain_name = f"ros2 relay ({'rclpy' if rclpy else 'wire client'})"
+    variants = {plain_name: (plain_relay, "wire")}
+    for backend in ("wire", "rclpy") if rclpy else ("wire",):
+        variants[f"hprm relay via gateway ({backend})"] = (ported, backend)
     rows, ratios = [], {}
     for label, nbytes in SIZES:
-        for variant, cmd in variants.items():
+        measured = {}
+        for variant, (cmd, backend) in variants.items():
             print(f"bridge: {variant}, {label} ({count} round trips)...", file=sys.stderr,
                   flush=True)  # fmt: skip
-            rows.append(_row(variant, label, _with_relay(cmd, count, nbytes), count))
-        plain, hprm = (r for r in rows[-2:])
-        if plain.get("median_ms") and hprm.get("median_ms"):
-            added = hprm["median_ms"] - plain["median_ms"]
-            ratios[f"gateway added / one DDS hop, {label}"] = added / (plain["median_ms"] / 2)
+            measured[variant] = _row(variant, label, _with_relay(cmd, count, nbytes, backend),
+                                     count)  # fmt: skip
+            rows.append(measured[variant])
+        plain = measured[plain_name]
+        for variant, row in measured.items():
+            if variant != plain_name and plain.get("median_ms") and row.get("median_ms"):
+                added = row["median_ms"] - plain["median_ms"]
+                backend = variants[variant][1]
+                ratios[f"gateway ({backend}) added / one DDS hop, {label}"] = added / (
+                    plain["median_ms"] / 2)  # fmt: skip
     doc = bench.result("bridge", {"quick": args.quick, "count": count,
                                   "plain_relay": "rclpy" if rclpy else "wire client"},
                        rows, ratios)  # fmt: skip

@@ -66,14 +66,7 @@ from .dds_config import (
 from .endpoint import Publisher, Subscription, _delete, _Endpoint
 from .errors import WireError
 from .graph import Graph, TopicEndpointInfo
-from .qos import (
-    Durability,
-    QoSProfile,
-    check_compatible,
-    match_publishers,
-    match_subscriptions,
-    resolve,
-)
+from .qos import QoSProfile, check_compatible, follow, follow_note, resolve
 from .service import Service
 from .typesys import TypeRegistry, default_registry
 
@@ -310,15 +303,11 @@ class Node:
         """Give `ep` the QoS its remote peers call for, if it differs (a new DDS
         entity, so the GID changes: re-announced, under whichever node has it)."""
         assert self._graph is not None and ep.base_qos is not None
-        if isinstance(ep, Publisher):
-            peers = self._graph.subscriptions(ep.topic_name)
-            want = match_subscriptions(ep.base_qos, [p.qos_profile for p in peers])
-        else:
-            peers = self._graph.publishers(ep.topic_name)
-            want = match_publishers(ep.base_qos, [p.qos_profile for p in peers])
-        if isinstance(ep, Publisher) and ep.qos.durability is Durability.TRANSIENT_LOCAL:
-            want = want.with_(durability=Durability.TRANSIENT_LOCAL)  # a late joiner may ask
-        if peers and want != ep.qos:  # none left: nothing to match, keep what works
+        is_pub = isinstance(ep, Publisher)
+        graph = self._graph
+        peers = graph.subscriptions(ep.topic_name) if is_pub else graph.publishers(ep.topic_name)
+        want = follow(ep.qos, ep.base_qos, [p.qos_profile for p in peers], publisher=is_pub)
+        if want is not None:
             self._requalify(ep, want, len(peers))
         for peer in peers:
             pub, sub = (ep.qos, peer.qos_profile) if isinstance(ep, Publisher) else (
@@ -342,11 +331,7 @@ class Node:
         if old in self._lent:
             self._lent = (self._lent - {old}) | {new}
         self._announce()
-        self._logger.info(
-            "%s on '%s' now %s, %s: matched to %d remote %s(s)",
-            _kind(ep), ep.topic_name, want.reliability.value, want.durability.value, peers,
-            _kind(ep, remote=True),
-        )  # fmt: skip
+        self._logger.info("%s", follow_note(isinstance(ep, Publisher), ep.topic_name, want, peers))
 
     def create_service(
         self,

@@ -288,3 +288,26 @@ def match_subscriptions(base: QoSProfile, subscriptions: list[QoSProfile]) -> Qo
         durability=Durability.TRANSIENT_LOCAL if kept else Durability.VOLATILE,
         deadline=min(base.deadline, *(s.deadline for s in subscriptions)),
     )
+
+
+def follow(
+    current: QoSProfile, base: QoSProfile, peers: list[QoSProfile], *, publisher: bool
+) -> QoSProfile | None:
+    """What an endpoint that follows its remote peers (``match_qos``) changes to,
+    or None to stay: a publisher matches the subscriptions, a subscription the
+    publishers, starting from ``base`` (what was asked for). With no peer left
+    nothing changes (keep what works), and a publisher keeps transient-local
+    once it has it (a late joiner may ask for its history)."""
+    if not peers:
+        return None
+    want = match_subscriptions(base, peers) if publisher else match_publishers(base, peers)
+    if publisher and current.durability is Durability.TRANSIENT_LOCAL:
+        want = want.with_(durability=Durability.TRANSIENT_LOCAL)
+    return None if want == current else want
+
+
+def follow_note(publisher: bool, topic: str, qos: QoSProfile, peers: int) -> str:
+    """The log line of an endpoint that changed to follow its ``peers`` remote ones."""
+    kind, remote = ("publisher", "subscription") if publisher else ("subscription", "publisher")
+    return (f"{kind} on '{topic}' now {qos.reliability.value}, {qos.durability.value}: "
+            f"matched to {peers} remote {remote}(s)")  # fmt: skip

@@ -1,0 +1,231 @@
+"""The gateway on real rclpy: the one module of the bridge that imports it.
+
+Each ported node is an rclpy node of the gateway's own context, named as the
+node names itself (``ros2 node list`` shows it as any rclpy node, announced by
+the sourced rmw), holding the endpoints the gateway keeps for it. Messages
+cross as CDR both ways (``raw`` subscriptions, serialized publishes), decoded
+once by HPRM's type registry into HPRM's message classes, as on the wire
+client, so that ported nodes get the same objects whichever backend carried
+them. Service calls are answered by a coroutine that waits for the
+federation's answer, which rclpy's executor allows.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from types import SimpleNamespace
+from typing import Any
+
+import rclpy
+from rclpy.context import Context
+from rclpy.duration import Duration
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, HistoryPolicy, ReliabilityPolicy
+from rclpy.qos import QoSProfile as RosQoS
+from rclpy.serialization import deserialize_message, serialize_message
+from rclpy.signals import SignalHandlerOptions
+from rclpy.task import Future
+
+from hprm_bridge import messages
+from hprm_bridge.backends import ros_class
+from hprm_bridge.wire import default_registry
+from hprm_bridge.wire.errors import MalformedSampleError
+from hprm_bridge.wire.qos import (
+    INFINITE,
+    Durability,
+    History,
+    QoSProfile,
+    Reliability,
+    follow,
+    follow_note,
+)
+
+log = logging.getLogger("hprm.gateway")
+MATCH_PERIOD_S = 0.25  # how often followed endpoints look at the graph again
+_UNSET_NS = (0, 0x7FFFFFFFFFFFFFFF)  # rmw's "not set" and "infinite" durations
+
+
+class RclpyBackend:
+    """See :mod:`hprm_bridge.backends` for the interface."""
+
+    name = "rclpy"
+
+    def __init__(self, node_name: str) -> None:
+        self._context = Context()
+        # The gateway is a federate: Ctrl-C stops the federation, not rclpy
+        rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)
+        self._executor = SingleThreadedExecutor(context=self._context)
+        self._types = default_registry()
+        self._nodes: dict[str, Node] = {}
+        self._gateway = f"/{node_name}"
+        self._node_for([])
+        self._followers: list[_Follower] = []
+        self._next_match = 0.0
+
+    def _node_for(self, owners: list[str]) -> Node:
+        fqn = owners[0] if owners else self._gateway
+        if fqn not in self._nodes:
+            namespace, name = fqn.rsplit("/", 1)
+            # parameter services, if any, are the ported node's own (served by the gateway)
+            node = Node(name, namespace=namespace or "/", context=self._context,
+                        start_parameter_services=False)  # fmt: skip
+            self._nodes[fqn] = node
+            self._executor.add_node(node)
+        return self._nodes[fqn]
+
+    def publisher(
+        self, msg_type: str, topic: str, qos: QoSProfile, *, match: bool, owners: list[str]
+    ) -> Callable[[Any], None]:
+        follower = _Follower(self._node_for(owners), msg_type, topic, qos, None)
+        if match:
+            self._followers.append(follower)
+        encode = self._types.encode
+
+        def publish(msg: Any) -> None:
+            raw = bytes(encode(msg, msg_type))
+            with follower.lock:
+                follower.entity.publish(raw)
+
+        return publish
+
+    def subscription(
+        self,
+        msg_type: str,
+        topic: str,
+        callback: Callable[[Any], None],
+        qos: QoSProfile,
+        *,
+        match: bool,
+        owners: list[str],
+    ) -> None:
+        decode = self._types.decode
+
+        def arrived(raw: bytes) -> None:
+            try:
+                msg = decode(raw, msg_type)
+            except MalformedSampleError as exc:  # rmw checked the CDR; this is content
+                log.warning("gateway: dropped a malformed sample on %s: %s", topic, exc)
+                return
+            callback(messages.adopt(msg))
+
+        follower = _Follower(self._node_for(owners), msg_type, topic, qos, arrived)
+        if match:
+            self._followers.append(follower)
+
+    def service(
+        self,
+        srv_type: str,
+        request: str,
+        response: str,
+        name: str,
+        called: Callable[[Callable[..., None], Any], None],
+        owner: str,
+    ) -> None:
+        srv = ros_class(srv_type)
+        # the halves' fields, as messages of HPRM's registry (no rmw header here)
+        request_type = self._types.define(f"{srv_type}_RequestFields", request)
+        response_type = self._types.define(f"{srv_type}_ResponseFields", response)
+        types, executor = self._types, self._executor
+
+        async def serve(req: Any, _response: Any) -> Any:
+            fields = messages.adopt(types.decode(serialize_message(req), request_type))
+            answered: Future = Future(executor=executor)
+
+            def reply(**answer: Any) -> None:  # in the gateway's reactor, at the call's tag
+                raw = types.encode(types.new(response_type, **answer), response_type)
+                answered.set_result(deserialize_message(bytes(raw), srv.Response))
+
+            called(reply, SimpleNamespace(**{f: getattr(fields, f)
+                                              for f in fields.__dataclass_fields__}))  # fmt: skip
+            return await answered
+
+        self._node_for([owner]).create_service(srv, name, serve)
+
+    def announce(self, nodes: list[str]) -> None:
+        for fqn in nodes:  # a node with no endpoint here is still listed
+            self._node_for([fqn])
+
+    def spin_once(self, timeout: float) -> None:
+        self._executor.spin_once(timeout_sec=timeout)
+        now = time.monotonic()
+        if self._followers and now >= self._next_match:
+            self._next_match = now + MATCH_PERIOD_S
+            own = {(n.get_namespace(), n.get_name()) for n in self._nodes.values()}
+            for follower in self._followers:
+                follower.match(own)
+
+    def close(self) -> None:
+        self._executor.shutdown(timeout_sec=1)
+        for node in self._nodes.values():
+            node.destroy_node()
+        self._context.try_shutdown()
+
+
+class _Follower:
+    """One endpoint (a publisher, or a subscription when ``arrived`` is given)
+    whose QoS may follow the remote endpoints of its topic."""
+
+    def __init__(self, node: Node, msg_type: str, topic: str, qos: QoSProfile,
+                 arrived: Callable[[bytes], None] | None) -> None:  # fmt: skip
+        self.node, self.topic, self.base = node, topic, qos
+        self.cls = ros_class(msg_type)
+        self.arrived = arrived
+        self.lock = threading.Lock()  # a publish never meets a publisher being replaced
+        self.qos = qos
+        self.entity = self._open(qos)
+
+    def _open(self, qos: QoSProfile) -> Any:
+        if self.arrived is None:
+            return self.node.create_publisher(self.cls, self.topic, _to_ros(qos))
+        return self.node.create_subscription(self.cls, self.topic, self.arrived, _to_ros(qos),
+                                             raw=True)  # fmt: skip
+
+    def match(self, own: set[tuple[str, str]]) -> None:
+        publisher = self.arrived is None
+        infos = (self.node.get_subscriptions_info_by_topic if publisher
+                 else self.node.get_publishers_info_by_topic)(self.topic)  # fmt: skip
+        peers = [_from_ros(i.qos_profile) for i in infos
+                 if (i.node_namespace, i.node_name) not in own]  # fmt: skip
+        want = follow(self.qos, self.base, peers, publisher=publisher)
+        if want is None:
+            return
+        new = self._open(want)
+        with self.lock:
+            old, self.entity, self.qos = self.entity, new, want
+        (self.node.destroy_publisher if publisher else self.node.destroy_subscription)(old)
+        log.info("%s", follow_note(publisher, self.topic, want, len(peers)))
+
+
+def _to_ros(qos: QoSProfile) -> RosQoS:
+    def duration(seconds: float) -> Duration:
+        return Duration() if seconds == INFINITE else Duration(nanoseconds=round(seconds * 1e9))
+
+    return RosQoS(
+        history=HistoryPolicy.KEEP_ALL if qos.history is History.KEEP_ALL
+        else HistoryPolicy.KEEP_LAST,
+        depth=max(1, qos.depth),
+        reliability=ReliabilityPolicy.BEST_EFFORT if qos.reliability is Reliability.BEST_EFFORT
+        else ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL
+        if qos.durability is Durability.TRANSIENT_LOCAL else DurabilityPolicy.VOLATILE,
+        deadline=duration(qos.deadline),
+        lifespan=duration(qos.lifespan),
+    )  # fmt: skip
+
+
+def _from_ros(qos: RosQoS) -> QoSProfile:
+    def seconds(d: Duration) -> float:
+        return INFINITE if d.nanoseconds in _UNSET_NS else d.nanoseconds / 1e9
+
+    return QoSProfile(
+        depth=qos.depth,
+        reliability=Reliability.BEST_EFFORT if qos.reliability == ReliabilityPolicy.BEST_EFFORT
+        else Reliability.RELIABLE,
+        durability=Durability.TRANSIENT_LOCAL
+        if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL else Durability.VOLATILE,
+        deadline=seconds(qos.deadline),
+    )  # fmt: skip
