@@ -13,7 +13,7 @@ YAML::
 
     allow: ["/camera/.*", "/cmd_vel"]      # default: [".*"]
     deny: ["/camera/debug/.*"]
-    lateness: drop                          # header_stamp topics: drop | clamp
+    lateness: drop                          # header_stamp topics: drop | clamp | module:function
     topics:
       /camera/image_raw: {tag_policy: header_stamp, stamp_offset: "5 ms", depth: 5}
       /map: {qos: latched}                  # or {reliability: best_effort, durability: volatile}
@@ -34,6 +34,7 @@ Python::
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["BridgeConfig", "TopicRule"]
 
 TAG_POLICIES = ("arrival", "header_stamp")
-LATENESS = ("drop", "clamp")
+LATENESS = ("drop", "clamp")  # or "module:function", a handler (late_handler)
 _RULE_KEYS = ("tag_policy", "stamp_offset", "lateness", "depth", "qos")
 _QOS_KEYS = ("reliability", "durability")
 
@@ -64,8 +65,8 @@ class TopicRule:
 
         if self.tag_policy not in TAG_POLICIES:
             raise ValueError(f"tag_policy must be one of {TAG_POLICIES}, not {self.tag_policy!r}")
-        if self.lateness is not None and self.lateness not in LATENESS:
-            raise ValueError(f"lateness must be one of {LATENESS}, not {self.lateness!r}")
+        if self.lateness is not None:
+            check_lateness(self.lateness)
         if not isinstance(self.depth, int) or self.depth < 1:
             raise ValueError(f"depth must be a positive integer, not {self.depth!r}")
         duration(self.stamp_offset)  # raises naming the bad duration
@@ -117,8 +118,7 @@ class BridgeConfig:
                     raise ValueError(
                         f"{key}: {pattern!r} is not a regular expression: {exc}"
                     ) from None
-        if self.lateness not in LATENESS:
-            raise ValueError(f"lateness must be one of {LATENESS}, not {self.lateness!r}")
+        check_lateness(self.lateness)
         for topic in self.topics:
             if not topic.startswith("/"):
                 raise ValueError(f"topics: {topic!r}: give the absolute name (/chatter)")
@@ -180,3 +180,35 @@ class BridgeConfig:
         except yaml.YAMLError as exc:
             raise ValueError(f"{path}: not valid YAML: {exc}") from None
         return cls.from_dict(data, str(path))
+
+
+def check_lateness(rule: Any) -> str:
+    """``rule`` if it is a lateness rule: ``drop``, ``clamp``, or a handler named
+    ``module:function`` that imports; else a ValueError naming what is wrong."""
+    if rule in LATENESS:
+        return rule
+    late_handler(rule)
+    return rule
+
+
+def late_handler(rule: Any) -> Callable[[str, Any, int, int], Any]:
+    """The handler a ``module:function`` lateness rule names.
+
+    A header-stamped message whose tag would lie behind its arrival (the
+    federation may be past it) goes to ``function(topic, msg, stamp_ns,
+    arrival_ns)``, in the gateway's process: it returns the message to deliver
+    at its arrival (this one, changed or not, or another), or None to drop it.
+    The gateway counts it as late either way. Why a name, not a callable: the
+    gateway is its own process, and the configuration reaches it as YAML."""
+    import importlib
+
+    module, colon, name = rule.partition(":") if isinstance(rule, str) else ("", "", "")
+    if not colon or not module or not name.isidentifier():
+        raise ValueError(f"lateness must be one of {LATENESS} or module:function, not {rule!r}")
+    try:
+        handler = getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as exc:
+        raise ValueError(f"lateness handler {rule!r} cannot be imported: {exc}") from None
+    if not callable(handler):
+        raise ValueError(f"lateness handler {rule!r} is not callable")
+    return handler

@@ -53,7 +53,14 @@ import yaml
 
 from hprm_bridge import parameter_services
 from hprm_bridge.backends import KINDS
-from hprm_bridge.bridge_config import LATENESS, TAG_POLICIES, BridgeConfig, TopicRule
+from hprm_bridge.bridge_config import (
+    LATENESS,
+    TAG_POLICIES,
+    BridgeConfig,
+    TopicRule,
+    check_lateness,
+    late_handler,
+)
 from hprm_bridge.porting import ROS_NODE_LABEL
 from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
@@ -77,7 +84,7 @@ class BridgedTopic:
     qos: QoSProfile | None = None  # None: follow the plain ROS 2 endpoints discovered
     tag_policy: str = "arrival"  # into the federation: "arrival" or "header_stamp"
     stamp_offset: int = 0  # header_stamp: tag = header.stamp + this (ns)
-    lateness: str = "drop"  # header_stamp, a tag behind arrival: "drop" or "clamp"
+    lateness: str = "drop"  # header_stamp, a tag behind arrival: drop, clamp, module:function
     bridged: bool = True  # False: its port stays (the federation's shape), nothing crosses
 
     def __post_init__(self) -> None:
@@ -89,8 +96,10 @@ class BridgedTopic:
             raise ValueError(f"topic {self.topic}: msg_type must be pkg/msg/Name")
         if self.tag_policy not in TAG_POLICIES:
             raise ValueError(f"topic {self.topic}: tag policy must be one of {TAG_POLICIES}")
-        if self.lateness not in LATENESS:
-            raise ValueError(f"topic {self.topic}: lateness must be one of {LATENESS}")
+        try:
+            check_lateness(self.lateness)
+        except ValueError as exc:
+            raise ValueError(f"topic {self.topic}: {exc}") from None
 
 
 def bridged_topics(
@@ -141,6 +150,8 @@ class Gateway(Reactor):
         self._pending: dict[int, Callable[..., None]] = {}  # parameter calls: token -> reply
         self._calls = 0
         self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
+        self._late_handlers = {t.topic: late_handler(t.lateness) for t in self.topics
+                               if t.lateness not in LATENESS}  # fmt: skip
         self.received = 0
         self.published = 0
         self.late: dict[str, int] = {}  # header_stamp topics: late messages, by topic
@@ -264,7 +275,11 @@ class Gateway(Reactor):
                         action.schedule_at((t.topic, at), at)
                     return
                 self.late[t.topic] = self.late.get(t.topic, 0) + 1
-            if t.lateness == "clamp":
+            if t.lateness not in LATENESS:  # a handler (bridge_config.late_handler)
+                msg = self._late_handlers[t.topic](t.topic, msg, at, time.time_ns())
+                if msg is not None:
+                    action.schedule(msg)
+            elif t.lateness == "clamp":
                 action.schedule(msg)
 
         return arrived
@@ -353,6 +368,14 @@ def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
         raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
 
 
+def lateness_arg(text: str) -> str:
+    """``--lateness``: drop, clamp or module:function (checked: the handler imports)."""
+    try:
+        return check_lateness(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def with_flags(
     config: BridgeConfig, policies: list[tuple[str, tuple[str, int]]], lateness: str | None
 ) -> BridgeConfig:
@@ -383,7 +406,8 @@ def main(argv: list[str] | None = None) -> int:
                    "their arrival")  # fmt: skip
     p.add_argument(
         "--lateness",
-        choices=LATENESS,
+        type=lateness_arg,
+        metavar="drop|clamp|MODULE:FUNCTION",
         help="header_stamp: a message whose tag would lie behind its arrival (default: drop)",
     )
     p.add_argument("--backend", choices=KINDS, default=os.environ.get(BACKEND_ENV, "auto"),

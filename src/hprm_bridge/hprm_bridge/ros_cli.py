@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
-from hprm_bridge.gateway import LATENESS, tag_policy_arg
+from hprm_bridge.gateway import lateness_arg, tag_policy_arg
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.cli import after_arg, duration_arg
 
@@ -225,9 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--bridge-config", metavar="FILE",
                    help="--bridge: which open topics cross and how (YAML: allow, deny, "
                    "lateness, topics; see hprm_bridge.bridge_config)")  # fmt: skip
-    r.add_argument("--lateness", choices=LATENESS,
+    r.add_argument("--lateness", type=lateness_arg, metavar="drop|clamp|MODULE:FUNCTION",
                    help="--bridge, header_stamp: drop (and count) or clamp a message whose "
-                   "tag would lie behind its arrival")  # fmt: skip
+                   "tag would lie behind its arrival, or hand it to MODULE:FUNCTION(topic, "
+                   "msg, stamp_ns, arrival_ns), which returns what to deliver or None")  # fmt: skip
     g = sub.add_parser("graph", help="draw the federation the nodes would form (not run)")
     _node_options(g)
     g.add_argument("--format", choices=("text", "mermaid", "dot"), default="text")

@@ -63,6 +63,11 @@ def test_deny_wins_over_allow_and_an_entry_allows_its_topic(tmp_path):
         ("topics:\n  /x: {speed: 3}\n", "topics: /x: unknown key speed"),
         ("topics:\n  x: {}\n", "topics: 'x': give the absolute name"),
         ("lateness: late\n", "lateness must be one of"),
+        (
+            "lateness: no_such_module_x:f\n",
+            "lateness handler 'no_such_module_x:f' cannot be imported",
+        ),
+        ("lateness: os:sep\n", "lateness handler 'os:sep' is not callable"),
         ("[1, 2]\n", "expected a mapping"),
         ("allow: [\n", "not valid YAML"),
     ],

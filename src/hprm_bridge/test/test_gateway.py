@@ -392,14 +392,15 @@ STAMPED = """
 """
 
 
-@pytest.mark.parametrize("lateness", ["drop", "clamp"])
+@pytest.mark.parametrize("lateness", ["drop", "clamp", "late_points:negate"])
 def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(lateness):
     """Published in the order 2.0, 1.0, 1.5 (same stamp as 1.0), 99.0 (stamp
     already past): the ported node sees them in stamp order, ties in arrival
-    order, each exactly at its stamp by its clock; the late one is dropped and
-    counted, or delivered at its arrival (before the others: never after what
-    was already processed)."""
-    env = _env()
+    order, each exactly at its stamp by its clock; the late one is counted and
+    dropped, or delivered at its arrival (before the others: never after what
+    was already processed), or handed to a handler (nodes/late_points.py, which
+    negates it) and delivered at its arrival."""
+    env = dict(_env(), PYTHONPATH=os.pathsep.join([str(NODES), os.environ.get("PYTHONPATH", "")]))
     piped = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stamper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STAMPED)], **piped)
     proc = subprocess.Popen(
@@ -415,8 +416,10 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(laten
         assert points == on_time, out
         assert "gateway: 1 late message(s) on /points" in out
     else:
-        assert points[1:] == on_time and points[0][0] == "99.0", out
+        assert points[1:] == on_time, out
+        assert points[0][0] == ("99.0" if lateness == "clamp" else "-99.0"), out
         assert int(points[0][1]) > 1_000_000_000  # delivered at its arrival, stamp long past
+        assert "gateway: 1 late message(s) on /points" in out
 
 
 # Plain ROS 2 endpoints with QoS other than the default, on either client.
