@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -64,7 +63,10 @@ class RclpyBackend:
         self._gateway = f"/{node_name}"
         self._node_for([])
         self._followers: list[_Follower] = []
-        self._next_match = 0.0
+        # QoS matching looks at the graph on a timer of the executor, which also
+        # bounds how long a spin waits: a spin given a timeout would build an rcl
+        # timer on every wait (rclpy's executor), a cost on every message
+        self._nodes[self._gateway].create_timer(MATCH_PERIOD_S, self._match)
 
     def _node_for(self, owners: list[str]) -> Node:
         fqn = owners[0] if owners else self._gateway
@@ -150,13 +152,14 @@ class RclpyBackend:
             self._node_for([fqn])
 
     def spin_once(self, timeout: float) -> None:
-        self._executor.spin_once(timeout_sec=timeout)
-        now = time.monotonic()
-        if self._followers and now >= self._next_match:
-            self._next_match = now + MATCH_PERIOD_S
-            own = {(n.get_namespace(), n.get_name()) for n in self._nodes.values()}
-            for follower in self._followers:
-                follower.match(own)
+        """One callback; returns within :data:`MATCH_PERIOD_S` even when idle
+        (``timeout`` is the wire client's; here the matching timer bounds the wait)."""
+        self._executor.spin_once()
+
+    def _match(self) -> None:
+        own = {(n.get_namespace(), n.get_name()) for n in self._nodes.values()}
+        for follower in self._followers:
+            follower.match(own)
 
     def close(self) -> None:
         self._executor.shutdown(timeout_sec=1)
