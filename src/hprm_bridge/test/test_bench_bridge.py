@@ -1,5 +1,6 @@
-"""``hprm bench bridge --quick``: both relays carry every message of both
-sizes and the JSON has the shared shape (figures are the benchmark's job)."""
+"""``hprm bench bridge --quick``: every relay carries every message of both
+sizes, the bursts report a consistent rate ladder, and the JSON has the
+shared shape (figures are the benchmark's job)."""
 
 import json
 import subprocess
@@ -12,7 +13,8 @@ import pytest
 def test_quick_run_reports_both_relays_at_both_sizes(tmp_path):
     out = tmp_path / "bridge.json"
     r = subprocess.run(
-        [sys.executable, "-m", "hprm_core.cli", "bench", "bridge", "--quick", "--json", str(out)],
+        [sys.executable, "-m", "hprm_core.cli", "bench", "bridge", "--quick", "--json", str(out),
+         "--plot", str(tmp_path / "bridge.png")],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert r.returncode == 0, r.stderr[-3000:]
@@ -31,5 +33,12 @@ def test_quick_run_reports_both_relays_at_both_sizes(tmp_path):
     for row in rows:
         assert row["received"] == row["sent"] == doc["params"]["count"], row
         assert 0 < row["median_ms"] <= row["p90_ms"], row
+        # the bursts climb the ladder until one is not kept up: the first rate
+        # not kept up follows the last one kept up
+        ladder = ["-", *doc["params"]["rates_hz"][row["size"]], "-"]
+        kept, failed = row["keeps_up_hz"], row["falls_behind_hz"]
+        assert (kept, failed) != ("-", "-"), row
+        assert ladder.index(failed, 1) == ladder.index(kept) + 1, row
+    assert (tmp_path / "bridge.png").stat().st_size > 0
     assert set(doc["ratios"]) == {f"gateway ({b}) added / one DDS hop, {s}"
                                   for s in ("1 KB", "6 MB") for b in backends}  # fmt: skip

@@ -790,6 +790,22 @@ def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     assert "tardy" not in r.text
 
 
+def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate():
+    """Centralized, a federate with a physical action in a cycle (a bridge's
+    gateway and a ported node) promises the RTI no more than now + min_delay
+    and renews that promise while idle. The RTI answers each renewal; that
+    answer used to trigger the next renewal at once: the two traded NET and
+    TAG as fast as they could wake (411 KB sent in this 1.5 s run, half a core
+    each on a 2-core VM). Now renewals come every PHYSICAL_NET_POLL_S: about
+    300 NETs of ~24 bytes here (7.4 KB). A slower machine sends fewer, so the
+    bound holds under any load."""
+    r = run(PROGRAMS / "idle_physical.py")
+    assert r.code == 0, r.text
+    sent = int(re.search(r"boundary left: (\d+) bytes sent", r.text).group(1))
+    assert sent < 30_000, r.text
+    _assert_no_leftovers(r)
+
+
 @pytest.mark.parametrize("serialization", ["pickle", "safe"])
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(

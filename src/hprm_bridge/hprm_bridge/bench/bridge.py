@@ -1,4 +1,5 @@
-"""``hprm bench bridge``: the latency the gateway adds between plain ROS 2 nodes.
+"""``hprm bench bridge``: the latency the gateway adds between plain ROS 2 nodes,
+and the message rate at which it stops keeping up.
 
 A plain ROS 2 process (the ROS-free wire client) publishes a
 ``sensor_msgs/Image`` on ``/bench/in`` stamped with the system clock, and
@@ -13,15 +14,29 @@ rclpy code) that is either
   the wire client, and on real rclpy where it is importable
   (:mod:`hprm_bridge.backends`).
 
-One message at a time (the next is sent once the previous came back), 1 KB
-and 6 MB images, after warm-up messages. Reported: median and p90 round
-trip; the gateway's cost is the difference of medians, against the goal of
-less than one DDS hop (half the plain round trip). The result follows
-``hprm_core.bench`` (``--quick``, ``--json PATH``).
+Every relay runs at once, each in a ROS domain of its own, and the client
+takes turns between them, one round trip each: a shared machine's load
+drifts over a run, and taking turns spreads the drift over every variant
+instead of charging it to whichever ran when the machine was busy.
+
+Latency: one message at a time (the next is sent once the previous came
+back), 1 KB and 6 MB images, after warm-up messages; median and p90 round
+trip. The gateway's cost is the difference of medians, against the goal of
+less than one DDS hop (half the plain round trip).
+
+Throughput: each relay in turn gets a burst at rising rates (one second per
+rate); it keeps up at a rate when every message comes back and their median
+round trip stays within twice its one-at-a-time median. Reported: the highest
+rate kept up, and the first rate that was not (``-`` when none of the rates
+tried was too much). The client itself publishes from Python, so its own
+limit caps every variant alike. The result follows ``hprm_core.bench``
+(``--quick``, ``--json PATH``, ``--plot PATH``: round trip against offered
+rate).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import statistics
@@ -37,7 +52,11 @@ from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
 SIZES = [("1 KB", 1_000), ("6 MB", 6_000_000)]
-COUNT, QUICK_COUNT, WARMUP = 30, 8, 3
+RATES_HZ = {"1 KB": (100, 200, 500, 1000, 2000, 4000), "6 MB": (5, 10, 20, 40, 80)}
+QUICK_RATES_HZ = {"1 KB": (100, 200), "6 MB": (5, 10)}
+COUNT, QUICK_COUNT, WARMUP = 100, 8, 3
+BURST_S, QUICK_BURST_S = 1.0, 0.3
+DELAYED = 2.0  # a burst's median round trip past this many times the one-at-a-time one
 RELAY = Path(__file__).with_name("relay_node.py")
 _WIRE_RELAY = """
 import time
@@ -50,55 +69,116 @@ with Node("relay") as node:
 """
 
 
-def _round_trips(count: int, nbytes: int, domain: int, timeout_s: float = 60.0) -> list[float]:
-    """Send one image at a time and time its return (ms); lost ones are skipped."""
-    from hprm_bridge.wire import Node
+class _Client:
+    """The plain ROS 2 side of one relay: publishes stamped images on its
+    domain and notes when each comes back (by stamp)."""
 
-    got: list[Any] = []
-    out = []
-    with Node("bench_client", domain_id=domain, localhost_only=True) as node:
-        pub = node.create_publisher("sensor_msgs/msg/Image", "/bench/in")
-        node.create_subscription("sensor_msgs/msg/Image", "/bench/out", got.append)
-        if not pub.wait_for_subscriptions(1, timeout_s):
+    def __init__(self, stack: contextlib.ExitStack, argv: list[str], backend: str) -> None:
+        from hprm_bridge.wire import Node
+
+        domain = random_domain_id()
+        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1",
+                   PYTHONUNBUFFERED="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
+        relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        stack.callback(_stop, relay)
+        self.node = stack.enter_context(Node("bench_client", domain_id=domain,
+                                             localhost_only=True))  # fmt: skip
+        self.pub = self.node.create_publisher("sensor_msgs/msg/Image", "/bench/in")
+        self.back: dict[int, int] = {}  # stamp (ns) -> arrival (ns)
+        self.node.create_subscription("sensor_msgs/msg/Image", "/bench/out", self._returned)
+
+    def _returned(self, msg: Any) -> None:
+        stamp = msg.header.stamp
+        self.back[stamp.sec * 1_000_000_000 + stamp.nanosec] = time.time_ns()
+
+    def ready(self, timeout_s: float = 60.0) -> None:
+        if not self.pub.wait_for_subscriptions(1, timeout_s):
             raise RuntimeError("the relay never subscribed to /bench/in")
-        time.sleep(1.0)  # let the return path match too
-        width = max(nbytes // 3, 1)
-        img = node.types.new("sensor_msgs/msg/Image", height=1, width=width, step=width * 3,
-                             encoding="rgb8", data=np.full(width * 3, 7, np.uint8))  # fmt: skip
-        for i in range(count + WARMUP):
-            got.clear()
-            t0 = time.time_ns()
-            img.header.stamp.sec, img.header.stamp.nanosec = divmod(t0, 1_000_000_000)
-            pub.publish(img)
-            deadline = time.monotonic() + 5.0
-            while not got and time.monotonic() < deadline:
-                node.spin_once(0.01)
-            if got and i >= WARMUP:
-                out.append((time.time_ns() - t0) / 1e6)
-            time.sleep(0.05)
-    return out
+
+    def send(self, img: Any) -> int:
+        t0 = time.time_ns()
+        img.header.stamp.sec, img.header.stamp.nanosec = divmod(t0, 1_000_000_000)
+        self.pub.publish(img)
+        return t0
+
+    def wait_for(self, stamps: list[int], timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while any(s not in self.back for s in stamps) and time.monotonic() < deadline:
+            self.node.spin_once(0.01)
+
+    def round_trip(self, img: Any) -> float | None:
+        """One message there and back, in ms (None: lost)."""
+        t0 = self.send(img)
+        self.wait_for([t0], 5.0)
+        back = self.back.pop(t0, None)
+        return None if back is None else (back - t0) / 1e6
+
+    def burst(self, img: Any, rate_hz: float, seconds: float) -> tuple[int, list[float]]:
+        """Send at ``rate_hz`` for ``seconds``; how many were sent, and the
+        round trips (ms) of those that came back within a second after."""
+        self.back.clear()
+        n = max(1, round(rate_hz * seconds))
+        start = time.monotonic()
+        stamps = []
+        for i in range(n):
+            while (ahead := start + i / rate_hz - time.monotonic()) > 0:
+                self.node.spin_once(min(ahead, 0.002))
+            stamps.append(self.send(img))
+        self.wait_for(stamps, 1.0)
+        return n, [(self.back[s] - s) / 1e6 for s in stamps if s in self.back]
 
 
-def _with_relay(argv: list[str], count: int, nbytes: int, backend: str) -> list[float]:
-    domain = random_domain_id()
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1",
-               PYTHONUNBUFFERED="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
-    relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                             start_new_session=True)  # fmt: skip
+def _stop(relay: subprocess.Popen) -> None:
+    os.killpg(relay.pid, signal.SIGINT)
     try:
-        return _round_trips(count, nbytes, domain)
-    finally:
-        os.killpg(relay.pid, signal.SIGINT)
-        try:
-            relay.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(relay.pid, signal.SIGKILL)
-            relay.wait()
+        relay.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(relay.pid, signal.SIGKILL)
+        relay.wait()
+
+
+def _image(client: _Client, nbytes: int) -> Any:
+    width = max(nbytes // 3, 1)
+    return client.node.types.new("sensor_msgs/msg/Image", height=1, width=width,
+                                 step=width * 3, encoding="rgb8",
+                                 data=np.full(width * 3, 7, np.uint8))  # fmt: skip
 
 
 def _rclpy_importable() -> bool:
     r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
     return r.returncode == 0
+
+
+def _latency(clients: dict[str, _Client], nbytes: int, count: int) -> dict[str, list[float]]:
+    """Round trips (ms) of every relay, taking turns, after warm-up ones."""
+    images = {v: _image(c, nbytes) for v, c in clients.items()}
+    got: dict[str, list[float]] = {v: [] for v in clients}
+    for i in range(count + WARMUP):
+        for variant, client in clients.items():
+            ms = client.round_trip(images[variant])
+            if ms is not None and i >= WARMUP:
+                got[variant].append(ms)
+            time.sleep(0.01)
+    return got
+
+
+def _throughput(
+    client: _Client, nbytes: int, rates: tuple[int, ...], seconds: float, alone_ms: float
+) -> tuple[list[tuple[int, float]], int | None, int | None]:
+    """Rising bursts until one is not kept up: the (rate, median ms) curve,
+    the highest rate kept up and the first one not."""
+    img = _image(client, nbytes)
+    curve, kept = [], None
+    for rate in rates:
+        sent, ms = client.burst(img, rate, seconds)
+        median = statistics.median(ms) if ms else float("inf")
+        curve.append((rate, median))
+        if len(ms) < sent or median > DELAYED * alone_ms:
+            return curve, kept, rate
+        kept = rate
+        time.sleep(0.2)  # let the relay drain before the next rate
+    return curve, kept, None
 
 
 def _row(variant: str, label: str, ms: list[float], count: int) -> dict[str, Any]:
@@ -111,8 +191,12 @@ def _row(variant: str, label: str, ms: list[float], count: int) -> dict[str, Any
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = bench.parser("bridge", __doc__.split("\n\n")[0]).parse_args(argv)
+    p = bench.parser("bridge", __doc__.split("\n\n")[0])
+    p.add_argument("--plot", metavar="PNG", help="round trip against offered rate")
+    args = p.parse_args(argv)
     count = QUICK_COUNT if args.quick else COUNT
+    rates = QUICK_RATES_HZ if args.quick else RATES_HZ
+    seconds = QUICK_BURST_S if args.quick else BURST_S
     rclpy = _rclpy_importable()
     plain_relay = ([sys.executable, str(RELAY)] if rclpy
                    else [sys.executable, "-c", _WIRE_RELAY])  # fmt: skip
@@ -121,26 +205,46 @@ def main(argv: list[str] | None = None) -> int:
     variants = {plain_name: (plain_relay, "wire")}
     for backend in ("wire", "rclpy") if rclpy else ("wire",):
         variants[f"hprm relay via gateway ({backend})"] = (ported, backend)
-    rows, ratios = [], {}
-    for label, nbytes in SIZES:
-        measured = {}
-        for variant, (cmd, backend) in variants.items():
-            print(f"bridge: {variant}, {label} ({count} round trips)...", file=sys.stderr,
-                  flush=True)  # fmt: skip
-            measured[variant] = _row(variant, label, _with_relay(cmd, count, nbytes, backend),
-                                     count)  # fmt: skip
-            rows.append(measured[variant])
-        plain = measured[plain_name]
-        for variant, row in measured.items():
-            if variant != plain_name and plain.get("median_ms") and row.get("median_ms"):
-                added = row["median_ms"] - plain["median_ms"]
-                backend = variants[variant][1]
-                ratios[f"gateway ({backend}) added / one DDS hop, {label}"] = added / (
-                    plain["median_ms"] / 2)  # fmt: skip
-    doc = bench.result("bridge", {"quick": args.quick, "count": count,
+    rows, ratios, series = [], {}, {}
+    with contextlib.ExitStack() as stack:
+        print(f"bridge: starting {len(variants)} relays...", file=sys.stderr, flush=True)
+        clients = {v: _Client(stack, cmd, backend) for v, (cmd, backend) in variants.items()}
+        for client in clients.values():
+            client.ready()
+        time.sleep(1.0)  # let the return paths match too
+        for label, nbytes in SIZES:
+            print(f"bridge: {label}, {count} round trips per relay, taking turns...",
+                  file=sys.stderr, flush=True)  # fmt: skip
+            measured = {v: _row(v, label, ms, count)
+                        for v, ms in _latency(clients, nbytes, count).items()}  # fmt: skip
+            for variant, row in measured.items():
+                print(f"bridge: {variant}, {label}, bursts at {rates[label]} Hz...",
+                      file=sys.stderr, flush=True)  # fmt: skip
+                if "median_ms" in row:
+                    curve, kept, failed = _throughput(clients[variant], nbytes, rates[label],
+                                                      seconds, row["median_ms"])  # fmt: skip
+                    row["keeps_up_hz"] = kept if kept is not None else "-"
+                    row["falls_behind_hz"] = failed if failed is not None else "-"
+                    series[f"{variant}, {label}"] = ([r for r, _ in curve],
+                                                     [m for _, m in curve])  # fmt: skip
+                rows.append(row)
+            plain = measured[plain_name]
+            for variant, row in measured.items():
+                if variant != plain_name and plain.get("median_ms") and row.get("median_ms"):
+                    added = row["median_ms"] - plain["median_ms"]
+                    backend = variants[variant][1]
+                    ratios[f"gateway ({backend}) added / one DDS hop, {label}"] = added / (
+                        plain["median_ms"] / 2)  # fmt: skip
+    doc = bench.result("bridge", {"quick": args.quick, "count": count, "burst_s": seconds,
+                                  "rates_hz": rates,
                                   "plain_relay": "rclpy" if rclpy else "wire client"},
                        rows, ratios)  # fmt: skip
     bench.report(doc, args)
+    if args.plot:
+        bench.save_plot(args.plot, series, title="hprm bench bridge: round trip under load",
+                        xlabel="offered rate (messages/s)",
+                        ylabel="median round trip (ms)")  # fmt: skip
+        print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 
 
