@@ -239,11 +239,14 @@ def main(argv: list[str] | None = None) -> int:
                                   "rates_hz": rates,
                                   "plain_relay": "rclpy" if rclpy else "wire client"},
                        rows, ratios)  # fmt: skip
+    # the bursts' median round trip (ms) by offered rate (Hz), per variant and size
+    doc["bursts"] = {name: dict(zip(map(str, xs), ms, strict=True))
+                     for name, (xs, ms) in series.items()}  # fmt: skip
     bench.report(doc, args)
     if args.plot:
         bench.save_plot(args.plot, series, title="hprm bench bridge: round trip under load",
                         xlabel="offered rate (messages/s)",
-                        ylabel="median round trip (ms)")  # fmt: skip
+                        ylabel="median round trip (ms)", logx=True)  # fmt: skip
         print(f"wrote {args.plot}", file=sys.stderr)
     return 0
 

@@ -130,9 +130,11 @@ def save_plot(
     xlabel: str,
     ylabel: str,
     bars: bool = False,
+    logx: bool = False,
 ) -> None:
     """A PNG with one line (or bar group) per series and a log-scale y axis,
-    like the paper's figures. Shared by every benchmark's ``--plot``."""
+    like the paper's figures (``logx``: the x axis too, for series whose x
+    values span decades). Shared by every benchmark's ``--plot``."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -156,6 +158,8 @@ def save_plot(
                 ax.plot(xs, ys, marker="o", label=name)
             ax.legend()
             ax.set_yscale("log")
+            if logx:
+                ax.set_xscale("log")
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
