@@ -300,6 +300,14 @@ class FederateCoordinator:
         timeout = sched.idle_poll
         if tag >= FOREVER and not self.centralized and not sched.keepalive:
             timeout = self._idle(sched)
+        elif self._renewing and tag < FOREVER and timeout is not None:
+            # Our NET for this tag was capped (_send_net): it can be promised
+            # whole once physical time is within our physical lead of it, which
+            # may come before the next renewal.
+            assert self.physical_lead is not None
+            whole = (tag.time - self.physical_lead - sched.physical_time()) / 1e9
+            if whole > 0:
+                timeout = min(timeout, whole)
         self.flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(timeout)
