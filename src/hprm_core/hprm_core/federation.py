@@ -55,6 +55,7 @@ log = logging.getLogger("hprm.federation")
 RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch order)
 PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
 _NET_POLL_NS = int(PHYSICAL_NET_POLL_S * 1e9)
+_MIN_WAIT_NS = 20_000  # a renewal due now still waits this long (never a busy loop)
 #: how long a decentralized federate is idle before it tells the RTI (see
 #: _report_idle): not between two messages of a stream, only once things calm down
 IDLE_REPORT_S = 0.05
@@ -97,6 +98,7 @@ class FederateCoordinator:
         self.last_net: Tag | None = None
         self._renewing = False  # the last NET was capped by a physical action (_send_net)
         self._renewed_at = 0  # physical time from which it may be renewed
+        self._wanted = FOREVER  # a tag a federate downstream waits for us to promise (WANTED)
         self.shutdown = ShutdownCoordinator(self)
         self.failure: str | None = None
         links = FederateLinks(program, me, rti)
@@ -300,14 +302,6 @@ class FederateCoordinator:
         timeout = sched.idle_poll
         if tag >= FOREVER and not self.centralized and not sched.keepalive:
             timeout = self._idle(sched)
-        elif self._renewing and tag < FOREVER and timeout is not None:
-            # Our NET for this tag was capped (_send_net): it can be promised
-            # whole once physical time is within our physical lead of it, which
-            # may come before the next renewal.
-            assert self.physical_lead is not None
-            whole = (tag.time - self.physical_lead - sched.physical_time()) / 1e9
-            if whole > 0:
-                timeout = min(timeout, whole)
         self.flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(timeout)
@@ -358,19 +352,25 @@ class FederateCoordinator:
         return store.alloc_array(shape, dtype)
 
     def _send_net(self, tag: Tag) -> None:
+        sched = self.sched
         renewal = False
-        if self.physical_lead is not None and self.sched is not None:
+        if self.physical_lead is not None and sched is not None:
             # A physical action may still produce an event at (now + its
             # min_delay): never promise the RTI anything later than that
             # (reactor-c does the same); idle_poll keeps the promise moving.
-            now = self.sched.physical_time()
+            now = sched.physical_time()
             cap = Tag(now + self.physical_lead, 0)
             if cap < tag:
-                # Only idle_poll renews such a promise: were the RTI's answer to
-                # wake the next renewal, the two would trade NET and TAG as fast
-                # as they wake up (3,000 a second, half a core each, measured on
-                # an idle gateway). The first one after an event goes at once.
-                if self._renewing and self.last_net is not None and now < self._renewed_at:
+                # Renewed when due (_renewal_due), never in answer to the RTI:
+                # that made an idle gateway and its RTI trade NET and TAG as
+                # fast as they woke (3,000 a second, half a core each).
+                if (
+                    self._renewing
+                    and self.last_net is not None
+                    and now < self._renewed_at
+                    and not self.last_net <= self._wanted < cap
+                ):
+                    sched.idle_poll = self._renewal_due(now, tag)
                     return
                 tag, renewal = cap, True
                 self._renewed_at = now + _NET_POLL_NS
@@ -380,6 +380,21 @@ class FederateCoordinator:
             self.to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
             if self.physical_lead is not None:
                 self.flush()
+        if renewal and sched is not None:
+            sched.idle_poll = self._renewal_due(now, tag)
+
+    def _renewal_due(self, now: int, tag: Tag) -> float:
+        """Seconds until a capped NET must be renewed (the scheduler's
+        ``idle_poll``): at the next periodic renewal, or sooner once our NET can
+        reach the tag we wait for, or pass the one a federate downstream waits
+        for (WANTED)."""
+        assert self.physical_lead is not None and self.last_net is not None
+        due = self._renewed_at
+        if self.last_net < tag < FOREVER:  # NET(tag): ours to process
+            due = min(due, tag.time - self.physical_lead)
+        if self.last_net <= self._wanted < FOREVER:  # a NET past it frees the other
+            due = min(due, self._wanted.time - self.physical_lead + 1)
+        return max(due - now, _MIN_WAIT_NS) / 1e9
 
     def to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
         """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
@@ -575,6 +590,10 @@ class FederateCoordinator:
             elif kind is Frame.PTAG and g > self.provisional:
                 self.provisional = g
                 self._unsettled_grant = bool(self.p2p_upstream)
+        elif kind == Frame.WANTED:
+            # Only a NET capped by physical actions can be renewed sooner; the
+            # scheduler thread looks at it again as this callback returns.
+            self._wanted = make_tag(unpack_tag(payload))
         elif kind == Frame.STOP_REQUEST:
             self.shutdown.on_request(sched, Tag(*unpack_tag(payload)))
         elif kind == Frame.STOP_GRANTED:

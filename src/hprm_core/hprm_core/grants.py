@@ -34,6 +34,7 @@ class FederateState(Protocol):
     upstream: list[tuple[int, int | None]]  # (federate, after delay in ns or None)
     cycle: bool  # on a zero-delay cycle of connections
     boundary: bool  # a gateway: what it receives never makes it send at that tag
+    physical: bool  # has physical actions: its NET is capped at physical time (centralized)
     net: Tag
     ltc: Tag
     granted: Tag
@@ -42,16 +43,19 @@ class FederateState(Protocol):
     failed: bool
 
 
+def _own_earliest(f: FederateState) -> Tag:
+    """The earliest tag ``f`` might send at on its own account (not in
+    response to what it receives): its NET, but never before just past its LTC."""
+    if f.resigned or f.failed:
+        return FOREVER
+    ltc = f.ltc
+    after_ltc = make_tag((ltc[0], ltc[1] + 1)) if ltc > NEVER else NEVER
+    return f.net if f.net > after_ltc else after_ltc
+
+
 def earliest_outputs(feds: Mapping[int, FederateState]) -> dict[int, Tag]:
     """For each federate, the earliest tag at which it might still send."""
-    eo: dict[int, Tag] = {}
-    for f in feds.values():
-        if f.resigned or f.failed:
-            eo[f.id] = FOREVER
-        else:
-            ltc = f.ltc
-            after_ltc = make_tag((ltc[0], ltc[1] + 1)) if ltc > NEVER else NEVER
-            eo[f.id] = f.net if f.net > after_ltc else after_ltc
+    eo: dict[int, Tag] = {f.id: _own_earliest(f) for f in feds.values()}
     # A federate may also send in response to what it receives: relax along
     # connections until nothing changes (at most N rounds).
     for _ in range(len(feds)):
@@ -95,13 +99,61 @@ def grant(f: FederateState, eo: Mapping[int, Tag]) -> tuple[str, Tag] | None:
 
 def grants(feds: Mapping[int, FederateState]) -> list[tuple[int, str, Tag]]:
     """Every grant owed now, as (federate id, "TAG" | "PTAG", tag)."""
+    return decide(feds)[0]
+
+
+def decide(
+    feds: Mapping[int, FederateState],
+) -> tuple[list[tuple[int, str, Tag]], dict[int, Tag]]:
+    """The grants owed now (as :func:`grants`), and what the federates still
+    held back wait for (as :func:`wanted`), from one walk of the graph."""
     owed: Sequence[FederateState] = waiting(feds)
     if not owed:
-        return []
+        return [], {}
     eo = earliest_outputs(feds)
-    out = []
+    out, blocked = [], []
     for f in owed:
         g = grant(f, eo)
         if g is not None:
             out.append((f.id, *g))
-    return out
+        else:
+            blocked.append(f)
+    if not blocked or not any(f.physical for f in feds.values()):
+        return out, {}
+    return out, wanted(feds, eo, blocked)
+
+
+def wanted(
+    feds: Mapping[int, FederateState], eo: Mapping[int, Tag], blocked: Sequence[FederateState]
+) -> dict[int, Tag]:
+    """For federates held back at their NET, what each one's holder upstream
+    would have to promise to free them: ``{holder: tag}``, a NET past that tag
+    (the smallest tag asked of each); only holders with physical actions are
+    asked.
+
+    A holder is an upstream federate whose own next event (not what it may
+    receive) is what could still reach the held one. Most holders are busy
+    getting there anyway; the one that is not is a federate with physical
+    actions, whose NET is capped at physical time and renewed only now and
+    then (``federation.PHYSICAL_NET_POLL_S``): told the tag, it renews as soon
+    as it can promise it, so a timer downstream of a bridge's gateway is not
+    held up to a renewal period late. Walks through federates that would only
+    relay (their earliest output came from upstream), at most once each."""
+    asked: dict[int, Tag] = {}
+    for f in blocked:
+        stack = [(k, d, f.net) for k, d in f.upstream]
+        seen: set[int] = set()
+        while stack:
+            k, d, need = stack.pop()
+            if k in seen or delayed(eo[k], d) > need:
+                continue  # not what holds it back
+            seen.add(k)
+            # the latest tag k may send at so that its message lands at `need`
+            at = need if not d else make_tag((need[0] - d, need[1]))
+            holder = feds[k]
+            if eo[k] == _own_earliest(holder):
+                if holder.physical and at < asked.get(k, FOREVER):
+                    asked[k] = at
+            else:
+                stack.extend((j, dj, at) for j, dj in holder.upstream)
+    return asked

@@ -50,7 +50,7 @@ from hprm_core.assembly import Assembly
 from hprm_core.causality import Wait, find_loop
 from hprm_core.errors import AssemblyError
 from hprm_core.gatekeeper import Gatekeeper
-from hprm_core.grants import grants
+from hprm_core.grants import decide
 from hprm_core.tag import NEVER, Tag, duration, make_tag
 from hprm_core.transport import ROUTE, Connection, Frame, unpack_tag
 
@@ -74,12 +74,14 @@ class _Federate:
     upstream: list[tuple[int, int | None]]
     cycle: bool
     boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
+    physical: bool  # it has physical actions: its NET is capped (hello; grants.wanted)
     listen: str | None
     physical_time: int
     net: Tag = NEVER
     ltc: Tag = NEVER
     granted: Tag = NEVER
     provisional: Tag = NEVER
+    wanted: Tag = NEVER  # the last WANTED sent to it
     resigned: bool = False
     failed: bool = False
     stop_reply: Tag | None = None
@@ -230,6 +232,7 @@ class RTI:
             upstream=[(k, d) for k, d in desc["upstream"]],
             cycle=bool(desc["cycle"]),
             boundary=bool(desc.get("boundary")),
+            physical=bool(hello.get("physical")),
             listen=hello.get("listen"),
             physical_time=int(hello.get("physical_time", time.time_ns())),
             sockets=[p for p in hello.get("sockets", ()) if isinstance(p, str)],
@@ -539,7 +542,8 @@ class RTI:
         self._stale = False
         if self.coordination != "centralized" or not self.started:
             return
-        for fid, kind, g in grants(self.feds):
+        owed, wanted = decide(self.feds)
+        for fid, kind, g in owed:
             f = self.feds[fid]
             if kind == "TAG":
                 f.granted = g
@@ -547,6 +551,12 @@ class RTI:
             else:
                 f.provisional = g
                 self._send(f, Frame.PTAG, transport.pack_tag(g.time, g.microstep))
+        for fid, w in wanted.items():
+            f = self.feds[fid]
+            # once per tag asked, and only of a federate whose NET is not past it yet
+            if w != f.wanted and f.net <= w and not (f.resigned or f.failed):
+                f.wanted = w
+                self._send(f, Frame.WANTED, transport.pack_tag(w.time, w.microstep))
 
 
 def _await_hang_up(conns: list[Connection], timeout: float) -> None:

@@ -75,6 +75,7 @@ class StartupCoordinator:
         c.data_plane.start(sends=bool(c.out_conns))
         hello["listen"] = self._listen_for_peers() if c.p2p_upstream else None
         hello["waits"] = c.waits
+        hello["physical"] = c.physical_lead is not None  # its NET is capped (grants.wanted)
         # Ours to remove on exit; the RTI's if this process dies (SIGKILL).
         hello["sockets"] = [
             p

@@ -70,6 +70,7 @@ class Frame(enum.IntEnum):
     LTC = 11  # tag: latest tag complete
     TAG = 12  # tag: tag advance grant
     PTAG = 13  # tag: provisional tag advance grant
+    WANTED = 14  # tag: a federate downstream waits for your NET to pass it (grants.wanted)
     MESSAGE = 20  # tag + dst federate u16 + port u32 + payload
     ABSENT = 21  # tag + dst federate u16 + port u32
     NOTICE = 22  # tag + dst federate u16 + port u32: a MESSAGE went peer to peer (centralized)

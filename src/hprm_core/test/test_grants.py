@@ -3,7 +3,7 @@ cycles with and without delays, finished upstreams)."""
 
 from dataclasses import dataclass, field
 
-from hprm_core.grants import earliest_outputs, grants
+from hprm_core.grants import decide, earliest_outputs, grants
 from hprm_core.tag import FOREVER, NEVER, Tag
 
 MS = 1_000_000
@@ -15,6 +15,7 @@ class Fed:
     upstream: list = field(default_factory=list)
     cycle: bool = False
     boundary: bool = False
+    physical: bool = False
     net: Tag = NEVER
     ltc: Tag = NEVER
     granted: Tag = NEVER
@@ -112,3 +113,42 @@ def test_a_finished_upstream_grants_forever_so_the_downstream_finishes():
 def test_nobody_is_owed_a_grant_below_what_it_holds():
     g = feds(Fed(0, net=t(10)), Fed(1, [(0, None)], net=t(5), granted=t(5)))
     assert grants(g) == []
+
+
+def test_a_federate_held_back_by_a_physical_upstream_asks_it_for_its_tag():
+    # 0 has physical actions: its NET is capped at physical time (10 ms now);
+    # 1's timer wants 20 ms. No grant yet, and 0 is told what 1 waits for, so
+    # it renews its NET once it can promise past 20 ms instead of at its next poll.
+    g = feds(Fed(0, physical=True, net=t(10)), Fed(1, [(0, None)], net=t(20)))
+    assert decide(g) == ([], {0: t(20)})
+    g[0].net = t(20)  # 0 may still send at 20 ms: 1 still waits, 0 still asked
+    assert decide(g) == ([], {0: t(20)})
+    g[0].net = t(20, 1)  # past it: granted, nothing more to ask
+    assert decide(g) == ([(1, "TAG", t(20))], {})
+
+
+def test_what_is_asked_goes_through_relays_and_after_delays_to_the_physical_federate():
+    # 0 (physical) -> 1 (idle: would only relay) -> 2 (timer at 20 ms), and
+    # 0 -> 3 after 5 ms (timer at 20 ms): a message 0 sends at 15 ms lands at 20.
+    g = feds(
+        Fed(0, physical=True, net=t(10)),
+        Fed(1, [(0, None)], net=FOREVER),
+        Fed(2, [(1, None)], net=t(20)),
+        Fed(3, [(0, 5 * MS)], net=t(20)),
+    )
+    owed, asked = decide(g)
+    assert asked == {0: t(15)}  # the smallest tag asked of it
+    assert (1, "TAG", FOREVER) not in owed  # 1 itself waits on 0 as well
+    del g[3]
+    assert decide(g)[1] == {0: t(20)}
+
+
+def test_only_federates_with_physical_actions_are_asked():
+    # 0 has no physical action: it gets to 20 ms through its own events, and
+    # asking it would only cost a frame per tag on the RTI's hot path
+    g = feds(Fed(0, net=t(10)), Fed(1, [(0, None)], net=t(20)))
+    assert decide(g) == ([], {})
+    # held back by a busy federate and by a physical one: only the latter is asked
+    g = feds(Fed(0, net=t(10)), Fed(1, physical=True, net=t(12)),
+             Fed(2, [(0, None), (1, None)], net=t(20)))  # fmt: skip
+    assert decide(g) == ([], {1: t(20)})
