@@ -210,45 +210,45 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     assert r.returncode != 0 and "--node-services reach ROS 2 through the gateway" in r.stderr
 
 
+# Plain ROS 2 listeners (wire client) printing one line per message for the
+# tests to parse; each makes `node`, then spins it for argv[1] seconds.
+_SPIN_FOR_ARGV = """
+end = time.monotonic() + float(sys.argv[1])
+try:
+    while time.monotonic() < end:
+        node.spin_once(0.05)
+except KeyboardInterrupt:
+    pass
+finally:
+    node.close()
+"""
+
 ROSOUT_LISTENER = """
-    import sys, time
-    from hprm_bridge.wire import Durability, Node, QoSProfile
-    with Node("rosout_listener") as node:
-        def show(m):
-            print("LOG", m.name, m.level, m.stamp.sec * 10**9 + m.stamp.nanosec, m.function,
-                  m.msg, sep="|", flush=True)
-        node.create_subscription("rcl_interfaces/msg/Log", "/rosout", show,
-                                 QoSProfile(depth=1000, durability=Durability.TRANSIENT_LOCAL))
-        end = time.monotonic() + float(sys.argv[1])
-        try:
-            while time.monotonic() < end:
-                node.spin_once(0.05)
-        except KeyboardInterrupt:
-            pass
+import sys, time
+from hprm_bridge.wire import Durability, Node, QoSProfile
+node = Node("rosout_listener")
+def show(m):
+    print("LOG", m.name, m.level, m.stamp.sec * 10**9 + m.stamp.nanosec, m.function,
+          m.msg, sep="|", flush=True)
+node.create_subscription("rcl_interfaces/msg/Log", "/rosout", show,
+                         QoSProfile(depth=1000, durability=Durability.TRANSIENT_LOCAL))
 """
 
 PARAMETER_EVENTS_LISTENER = """
-    import sys, time
-    from hprm_bridge.wire import Node
-    with Node("parameter_events_listener") as node:
-        def show(m):
-            print("EVENT", m.node, *(",".join(f"{p.name}={p.value.type}:{p.value.integer_value}"
-                  for p in ps) for ps in (m.new_parameters, m.changed_parameters,
-                  m.deleted_parameters)), sep="|", flush=True)
-        node.create_subscription("rcl_interfaces/msg/ParameterEvent", "/parameter_events", show,
-                                 1000)
-        end = time.monotonic() + float(sys.argv[1])
-        try:
-            while time.monotonic() < end:
-                node.spin_once(0.05)
-        except KeyboardInterrupt:
-            pass
+import sys, time
+from hprm_bridge.wire import Node
+node = Node("parameter_events_listener")
+def show(m):
+    print("EVENT", m.node, *(",".join(f"{p.name}={p.value.type}:{p.value.integer_value}"
+          for p in ps) for ps in (m.new_parameters, m.changed_parameters,
+          m.deleted_parameters)), sep="|", flush=True)
+node.create_subscription("rcl_interfaces/msg/ParameterEvent", "/parameter_events", show, 1000)
 """
 
 
-def _parameter_events(env):
+def _listener(script, seconds, env):
     return subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(PARAMETER_EVENTS_LISTENER), "200"], env=env,
+        [sys.executable, "-c", script + _SPIN_FOR_ARGV, str(seconds)], env=env,
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
 
@@ -265,7 +265,7 @@ def test_a_ported_nodes_parameter_declarations_reach_parameter_events():
     ``/parameter_events`` (what ``ros2 param`` caches and rqt_reconfigure
     watch), naming the node."""
     env = _env()
-    listener = _parameter_events(env)
+    listener = _listener(PARAMETER_EVENTS_LISTENER, 200, env)
     try:
         time.sleep(1)
         r = _federation("tuner.py", env, "--node-services", timeout="1 s")
@@ -281,18 +281,12 @@ def test_a_ported_nodes_parameter_declarations_reach_parameter_events():
 
 
 STATUS_LISTENER = """
-    import sys, time
-    from hprm_bridge.wire import Node
-    with Node("status_listener") as node:
-        node.create_subscription("hprm_msgs/msg/FederateStatus", "/hprm/federate_status",
-            lambda m: print("STATUS", m.federation, m.federate, m.state, m.completed.time,
-                            sep="|", flush=True), 100)
-        end = time.monotonic() + float(sys.argv[1])
-        try:
-            while time.monotonic() < end:
-                node.spin_once(0.05)
-        except KeyboardInterrupt:
-            pass
+import sys, time
+from hprm_bridge.wire import Node
+node = Node("status_listener")
+node.create_subscription("hprm_msgs/msg/FederateStatus", "/hprm/federate_status",
+    lambda m: print("STATUS", m.federation, m.federate, m.state, m.completed.time,
+                    sep="|", flush=True), 100)
 """
 
 
@@ -301,10 +295,7 @@ def test_ported_nodes_report_their_federates_on_federate_status():
     at its first tag and then once per second of logical time, with the latest
     tag it completed, and FINISHED at its shutdown tag."""
     env = _env()
-    listener = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(STATUS_LISTENER), "200"], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    listener = _listener(STATUS_LISTENER, 200, env)
     try:
         time.sleep(1)
         r = _federation("tuner.py", env, "--node-services", timeout="2500 ms")
@@ -328,10 +319,7 @@ def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
     ported node prints, with its level, logger name and calling function, the
     lines logged in callbacks stamped with the callback's logical time."""
     env = _env()
-    listener = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(ROSOUT_LISTENER), "20"], env=env,
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+    listener = _listener(ROSOUT_LISTENER, 20, env)
     try:
         r = _federation("log_probe.py", env, "--node-services", timeout="10 s")
     finally:
@@ -566,7 +554,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, 
     env = _env(backend)
     config = tmp_path / "bridge.yaml"
     config.write_text("deny: ['/hprm/.*']\n")
-    listener = _parameter_events(env)
+    listener = _listener(PARAMETER_EVENTS_LISTENER, 200, env)
     fed = _in_background(
         env,
         str(NODES / "tuner.py"),

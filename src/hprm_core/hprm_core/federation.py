@@ -353,14 +353,15 @@ class FederateCoordinator:
 
     def _send_net(self, tag: Tag) -> None:
         sched = self.sched
-        renewal = False
+        net, capped = tag, False
         if self.physical_lead is not None and sched is not None:
             # A physical action may still produce an event at (now + its
             # min_delay): never promise the RTI anything later than that
             # (reactor-c does the same); idle_poll keeps the promise moving.
             now = sched.physical_time()
             cap = Tag(now + self.physical_lead, 0)
-            if cap < tag:
+            capped = cap < tag
+            if capped:
                 # Renewed when due (_renewal_due), never in answer to the RTI:
                 # that made an idle gateway and its RTI trade NET and TAG as
                 # fast as they woke (3,000 a second, half a core each).
@@ -372,27 +373,28 @@ class FederateCoordinator:
                 ):
                     sched.idle_poll = self._renewal_due(now, tag)
                     return
-                tag, renewal = cap, True
+                net = cap
                 self._renewed_at = now + _NET_POLL_NS
-        if tag != self.last_net and self.rti is not None:
-            self.last_net = tag
-            self._renewing = renewal
-            self.to_rti(Frame.NET, pack_tag(tag.time, tag.microstep))
+        if net != self.last_net and self.rti is not None:
+            self.last_net = net
+            self._renewing = capped
+            self.to_rti(Frame.NET, pack_tag(net.time, net.microstep))
             if self.physical_lead is not None:
                 self.flush()
-        if renewal and sched is not None:
-            sched.idle_poll = self._renewal_due(now, tag)
+        if self.physical_lead is not None and sched is not None:
+            sched.idle_poll = self._renewal_due(now, tag) if capped else PHYSICAL_NET_POLL_S
 
     def _renewal_due(self, now: int, tag: Tag) -> float:
         """Seconds until a capped NET must be renewed (the scheduler's
         ``idle_poll``): at the next periodic renewal, or sooner once our NET can
         reach the tag we wait for, or pass the one a federate downstream waits
         for (WANTED)."""
-        assert self.physical_lead is not None and self.last_net is not None
+        assert self.physical_lead is not None
+        last = NEVER if self.last_net is None else self.last_net
         due = self._renewed_at
-        if self.last_net < tag < FOREVER:  # NET(tag): ours to process
+        if last < tag < FOREVER:  # NET(tag): ours to process
             due = min(due, tag.time - self.physical_lead)
-        if self.last_net <= self._wanted < FOREVER:  # a NET past it frees the other
+        if last <= self._wanted < FOREVER:  # a NET past it frees the other
             due = min(due, self._wanted.time - self.physical_lead + 1)
         return max(due - now, _MIN_WAIT_NS) / 1e9
 

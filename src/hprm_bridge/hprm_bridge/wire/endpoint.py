@@ -150,12 +150,16 @@ class Publisher(_Endpoint):
 
     def wait_for_subscriptions(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
         """Block until ``count`` subscriptions matched; ``False`` on timeout."""
-        deadline = time.monotonic() + timeout_sec
-        while self.get_subscription_count() < count:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
+        return _wait_for(self.get_subscription_count, count, timeout_sec)
+
+
+def _wait_for(matched: Callable[[], int], count: int, timeout_sec: float) -> bool:
+    deadline = time.monotonic() + timeout_sec
+    while matched() < count:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.01)
+    return True
 
 
 def _matched_count(get_matched: Callable[[], list[int]]) -> int:
@@ -225,12 +229,7 @@ class Subscription(_Endpoint):
 
     def wait_for_publishers(self, count: int = 1, timeout_sec: float = 10.0) -> bool:
         """Block until ``count`` publishers matched; ``False`` on timeout."""
-        deadline = time.monotonic() + timeout_sec
-        while self.get_publisher_count() < count:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.01)
-        return True
+        return _wait_for(self.get_publisher_count, count, timeout_sec)
 
     def _take_ready(self) -> list[Any]:
         """Take queued samples; decode (unless raw); drop and count malformed ones."""
