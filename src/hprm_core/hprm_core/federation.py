@@ -17,7 +17,10 @@ tells the whole story, including the path of one message.
   runs the reaction's ``stp_violation`` handler (never silently reordered).
 
 Either way a federate whose every input already holds a message at or after
-g may process g at once (reactor-c's "last known status"). A federate with
+g may process g at once (reactor-c's "last known status"). In centralized
+coordination, a federate that can only ever hear answers to its own messages
+(``grants.self_paced``) grants itself g once the RTI has granted past its
+last message, without asking. A federate with
 physical actions never promises the RTI a next event later than
 "now + min_delay", renewing that promise while idle, as reactor-c does.
 This module is compiled (:mod:`compiled`): it is on every message's path.
@@ -42,7 +45,7 @@ from hprm_core.data_plane import INLINE_KIND, DataPlane
 from hprm_core.environment import Environment
 from hprm_core.errors import AssemblyError, FederationError, HprmError
 from hprm_core.links import FederateLinks
-from hprm_core.reactor import PhysicalAction, Port
+from hprm_core.reactor import LogicalAction, PhysicalAction, Port, Timer
 from hprm_core.scheduler import TAG_MARKER, Scheduler
 from hprm_core.shutdown import ShutdownCoordinator
 from hprm_core.startup import StartupCoordinator
@@ -134,6 +137,10 @@ class FederateCoordinator:
         self._gates: deque[tuple[int, tuple[int, ...]]] = deque()
         self.data_plane: DataPlane | None = None
         self.physical_lead: int | None = None  # min_delay of our physical actions
+        self.reactive = False  # no timers, no actions (set by wire(); grants.self_paced)
+        self.self_paced = False  # the RTI says so at START (grants.self_paced)
+        self._sent_upto: Tag = NEVER  # the latest tag a message we sent lands at
+        self.self_granted = 0  # tags it granted itself (self_paced)
         self._gate_template: list[tuple[int, Port, int]] = []  # set by wire()
         self._writers: dict[int, int] = {}
         self._sent_step: dict[int, int] = {}
@@ -143,6 +150,9 @@ class FederateCoordinator:
     def wire(self, env: Environment) -> None:
         """Attach senders to network outputs; record readers of network inputs."""
         physical = [t for t in env.triggers if isinstance(t, PhysicalAction)]
+        self.reactive = not any(
+            isinstance(t, (Timer, LogicalAction, PhysicalAction)) for t in env.triggers
+        )
         if physical and self.centralized and self.out_conns:
             self.physical_lead = min(a.min_delay for a in physical)
             env.scheduler.idle_poll = PHYSICAL_NET_POLL_S
@@ -180,6 +190,8 @@ class FederateCoordinator:
                 ) from exc
             for c in conns:
                 t = delayed(sched.tag, c.delay)
+                if t > self._sent_upto:
+                    self._sent_upto = t
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if not c.peer_to_peer:
                     self.to_rti(_MESSAGE, head, *parts)
@@ -219,7 +231,10 @@ class FederateCoordinator:
         """Join the federation (see :mod:`hprm_core.startup`); its start time."""
         if self.sched is None:
             raise FederationError("coordinator used before attach()")
-        return StartupCoordinator(self).join(physical_now)
+        start = StartupCoordinator(self).join(physical_now)
+        # what federates upstream send at startup counts as an answer (_answered)
+        self._sent_upto = Tag(start, 0)
+        return start
 
     def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
         with sched.lock:
@@ -277,6 +292,9 @@ class FederateCoordinator:
         if self.centralized:
             if tag <= self.granted or tag == self.provisional:
                 return True
+            if self.self_paced and self._answered(sched, tag):
+                self.self_granted += 1
+                return True
             self._send_net(tag)
             return False
         if tag >= FOREVER:
@@ -284,6 +302,20 @@ class FederateCoordinator:
         if self.upstream_done >= self.upstream_feds:
             return True  # every upstream federate has left: no message can come
         return sched.physical_time() >= tag.time + self.stp
+
+    def _answered(self, sched: Scheduler, tag: Tag) -> bool:
+        """A self-paced federate (``grants.self_paced``): may it grant itself
+        ``tag``? Whatever can still reach it answers a message it sent, at that
+        message's logical time; the RTI granted past the time of the last one,
+        so every answer is in. Not at the stop tag (the federates upstream may
+        send at their shutdown) nor while a stop is being agreed on. No NET is
+        sent: the LTC that follows says more, and a grant answering it would
+        only wake us while we wait for the answers to this tag."""
+        return (
+            self.granted.time > self._sent_upto.time
+            and tag < sched.stop_tag
+            and self.shutdown.pending is None
+        )
 
     def _settle_peers(self, sched: Scheduler) -> None:
         """Read every payload already queued on our peer sockets before a new

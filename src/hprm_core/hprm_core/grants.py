@@ -35,6 +35,7 @@ class FederateState(Protocol):
     cycle: bool  # on a zero-delay cycle of connections
     boundary: bool  # a gateway: what it receives never makes it send at that tag
     physical: bool  # has physical actions: its NET is capped at physical time (centralized)
+    reactive: bool  # no timers, no actions: it only ever sends in answer to what it receives
     net: Tag
     ltc: Tag
     granted: Tag
@@ -121,6 +122,42 @@ def decide(
     if not blocked or not any(f.physical for f in feds.values()):
         return out, {}
     return out, wanted(feds, eo, blocked)
+
+
+def self_paced(feds: Mapping[int, FederateState]) -> list[int]:
+    """Federates that may grant themselves a tag once their own messages are answered.
+
+    A federate whose every upstream federate (transitively) is reactive can
+    only ever receive answers to what it sent itself: nothing upstream has a
+    timer or an action that could start a message on its own. When those
+    answers come at the logical time of the message that caused them (the
+    connections inside the loop and back have no delay, or a microstep) and
+    nothing it sends comes back at the tag it was sent (its own connections
+    into the loop are delayed, at least by a microstep, as ``break_cycles``
+    does at a gateway), the RTI's grant to it is a function of its own NET:
+    once the RTI granted past the time of its last message, it can compute
+    every later grant itself. That saves a round trip to the RTI per event
+    where it hurts most: a gateway's physical action (a ROS 2 message
+    arriving) in front of the ported nodes that answer it.
+    (``federation.FederateCoordinator._may_process`` holds the other half.)"""
+    paced = []
+    for f in feds.values():
+        loop: set[int] = set()
+        stack = [k for k, _ in f.upstream]
+        while stack:
+            k = stack.pop()
+            if k != f.id and k not in loop:
+                loop.add(k)
+                stack.extend(j for j, _ in feds[k].upstream)
+        if not loop or not all(feds[k].reactive for k in loop):
+            continue
+        ok = all(d is None or d == 0 for k, d in f.upstream)  # answers: same logical time
+        for k in loop:
+            for j, d in feds[k].upstream:
+                ok = ok and (d is not None if j == f.id else d is None or d == 0)
+        if ok:
+            paced.append(f.id)
+    return sorted(paced)
 
 
 def wanted(

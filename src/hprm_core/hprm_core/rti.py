@@ -50,7 +50,7 @@ from hprm_core.assembly import Assembly
 from hprm_core.causality import Wait, find_loop
 from hprm_core.errors import AssemblyError
 from hprm_core.gatekeeper import Gatekeeper
-from hprm_core.grants import decide
+from hprm_core.grants import decide, self_paced
 from hprm_core.tag import NEVER, Tag, duration, make_tag
 from hprm_core.transport import ROUTE, Connection, Frame, unpack_tag
 
@@ -75,6 +75,7 @@ class _Federate:
     cycle: bool
     boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
     physical: bool  # it has physical actions: its NET is capped (hello; grants.wanted)
+    reactive: bool  # no timers, no actions: it sends only in answer (hello; grants.self_paced)
     listen: str | None
     physical_time: int
     net: Tag = NEVER
@@ -233,6 +234,7 @@ class RTI:
             cycle=bool(desc["cycle"]),
             boundary=bool(desc.get("boundary")),
             physical=bool(hello.get("physical")),
+            reactive=bool(hello.get("reactive")),
             listen=hello.get("listen"),
             physical_time=int(hello.get("physical_time", time.time_ns())),
             sockets=[p for p in hello.get("sockets", ()) if isinstance(p, str)],
@@ -345,7 +347,10 @@ class RTI:
         self.started = True
         start = time.time_ns() + self.start_delay
         peers = {str(f.id): f.listen for f in self.feds.values()}
-        body = json.dumps({"start_time": start, "peers": peers}).encode()
+        start_body: dict[str, Any] = {"start_time": start, "peers": peers}
+        if self.coordination == "centralized":
+            start_body["self_paced"] = self_paced(self.feds)
+        body = json.dumps(start_body).encode()
         for f in self.feds.values():
             f.net = Tag(start, 0)
             self._send(f, Frame.START, body)

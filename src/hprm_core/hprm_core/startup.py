@@ -76,6 +76,7 @@ class StartupCoordinator:
         hello["listen"] = self._listen_for_peers() if c.p2p_upstream else None
         hello["waits"] = c.waits
         hello["physical"] = c.physical_lead is not None  # its NET is capped (grants.wanted)
+        hello["reactive"] = c.reactive  # it only ever answers (grants.self_paced)
         # Ours to remove on exit; the RTI's if this process dies (SIGKILL).
         hello["sockets"] = [
             p
@@ -87,6 +88,7 @@ class StartupCoordinator:
         ]
         c.rti = connect_rti(c.rti_address, c.secret, hello, c.rti_wait, c.me.name)
         start = self._await_start(c.rti)
+        c.self_paced = c.me.id in start.get("self_paced", ())
         sched.add_reader(c.rti.sock, c.on_rti_readable)
         if c.rti.has_buffered_frame():  # arrived together with START
             c.on_rti_readable()

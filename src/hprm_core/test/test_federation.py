@@ -806,6 +806,40 @@ def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate
     _assert_no_leftovers(r)
 
 
+@pytest.mark.parametrize(
+    ("echo_timer", "gap_ms"),
+    [(False, "20"), (False, "0"), (True, "20")],
+    ids=["spaced", "back-to-back", "echo-with-timer"],
+)
+def test_a_federate_only_its_own_answers_can_reach_grants_itself_its_tags(
+    monkeypatch, echo_timer, gap_ms
+):
+    """A gateway's shape: physical events go to an echo federate that answers
+    one microstep later. The echo has no timer or action, so whatever reaches
+    the boundary answers what it sent: once the RTI granted past its last
+    message, it grants itself the next tag instead of asking (a round trip to
+    the RTI per ROS 2 message at a bridge's gateway). Every answer must still
+    come at its message's tag, none tardy, whether the events are spaced (each
+    granted locally) or back to back (answers still on their way: it must ask).
+    An echo with a timer could send on its own: then the boundary always asks."""
+    if echo_timer:
+        monkeypatch.setenv("EX_ECHO_TIMER", "1")
+    monkeypatch.setenv("EX_GAP_MS", gap_ms)
+    r = run(PROGRAMS / "answered.py")
+    assert r.code == 0, r.text
+    m = re.search(r"BOUNDARY sent=(\[.*\]) answers=(\[.*\])", r.text)
+    assert m, r.text
+    sent, answers = eval(m.group(1)), eval(m.group(2))
+    assert answers == [(i, (t, 1)) for i, (t, _) in enumerate(sent)], r.text
+    assert len(answers) == 20 and "tardy" not in r.text, r.text
+    granted = re.search(r"boundary granted itself (\d+) tags", r.text)
+    if echo_timer:
+        assert granted is None, r.text  # the RTI did not call it self-paced
+    elif gap_ms != "0":
+        assert int(granted.group(1)) > 0, r.text
+    _assert_no_leftovers(r)
+
+
 @pytest.mark.parametrize("serialization", ["pickle", "safe"])
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(

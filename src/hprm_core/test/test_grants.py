@@ -3,7 +3,7 @@ cycles with and without delays, finished upstreams)."""
 
 from dataclasses import dataclass, field
 
-from hprm_core.grants import decide, earliest_outputs, grants
+from hprm_core.grants import decide, earliest_outputs, grants, self_paced
 from hprm_core.tag import FOREVER, NEVER, Tag
 
 MS = 1_000_000
@@ -16,6 +16,7 @@ class Fed:
     cycle: bool = False
     boundary: bool = False
     physical: bool = False
+    reactive: bool = False
     net: Tag = NEVER
     ltc: Tag = NEVER
     granted: Tag = NEVER
@@ -152,3 +153,40 @@ def test_only_federates_with_physical_actions_are_asked():
     g = feds(Fed(0, net=t(10)), Fed(1, physical=True, net=t(12)),
              Fed(2, [(0, None), (1, None)], net=t(20)))  # fmt: skip
     assert decide(g) == ([], {1: t(20)})
+
+
+def test_a_gateway_answered_only_by_reactive_nodes_is_self_paced():
+    # 0: a gateway (physical action); 1, 2: ported nodes with no timer or action.
+    # 0 -> 1 one microstep later (break_cycles), 1 -> 2 -> 0 with no delay.
+    g = feds(Fed(0, [(2, None)], physical=True), Fed(1, [(0, 0)], reactive=True),
+             Fed(2, [(1, None)], reactive=True))  # fmt: skip
+    assert self_paced(g) == [0]  # 1 and 2 are not: 0, upstream of both, has an action
+    g[1].reactive = False  # 1 got a timer: it may send on its own account
+    assert self_paced(g) == []
+
+
+def test_answers_must_come_at_the_logical_time_of_what_caused_them():
+    # an after delay on the way back: an answer lands later than the grant it follows
+    g = feds(Fed(0, [(1, 5 * MS)], physical=True), Fed(1, [(0, 0)], reactive=True))
+    assert self_paced(g) == []
+    g[0].upstream = [(1, 0)]  # a microstep is the same logical time
+    assert self_paced(g) == [0]
+
+
+def test_what_a_self_paced_federate_sends_must_not_come_back_at_its_own_tag():
+    # a zero-delay cycle: the answer would land at the tag being processed (PTAG's case)
+    g = feds(Fed(0, [(1, None)], physical=True), Fed(1, [(0, None)], reactive=True))
+    assert self_paced(g) == []
+    g[1].upstream = [(0, 2 * MS)]  # a delay on the way out is fine: the answer comes later
+    assert self_paced(g) == [0]
+
+
+def test_an_upstream_reached_only_through_others_counts_too():
+    # 3 (a timer) -> 2 -> 0: 0 may hear from 3 though 3 is not its neighbour
+    g = feds(Fed(0, [(2, None)], physical=True), Fed(1, [(0, 0)], reactive=True),
+             Fed(2, [(1, None), (3, None)], reactive=True), Fed(3))  # fmt: skip
+    assert self_paced(g) == []
+    g[3].reactive = True  # 3 only answers too (it hears nobody): nothing starts a message
+    assert self_paced(g) == [0]
+    # a federate with no upstream never waits for a grant: nothing to pace
+    assert 3 not in self_paced(g)
