@@ -521,6 +521,8 @@ class FederateCoordinator:
                 continue  # a reaction that may still write it has not run yet
             self._sent_step[c.id] = sched.step
             t = delayed(sched.tag, c.delay)
+            if t > self._sent_upto:  # its receiver may answer it too (_answered)
+                self._sent_upto = t
             self.to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def _yield_to_receivers(self, sched: Scheduler) -> None:
