@@ -8,10 +8,18 @@ once by HPRM's type registry into HPRM's message classes, as on the wire
 client, so that ported nodes get the same objects whichever backend carried
 them. Service calls are answered by a coroutine that waits for the
 federation's answer, which rclpy's executor allows.
+
+Messages into the federation do not go through rclpy's executor: its Python
+wait loop rebuilds the wait set around every message (every entity of every
+node, QoS event handlers included) and holds the GIL while the gateway's
+scheduler waits for it. A thread of their own (:class:`_Arrivals`) waits on
+the subscriptions alone and hands each message on as it comes; the executor
+keeps the timer, the services and everything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -19,9 +27,12 @@ from types import SimpleNamespace
 from typing import Any
 
 import rclpy
+from rclpy.callback_groups import CallbackGroup
 from rclpy.context import Context
 from rclpy.duration import Duration
 from rclpy.executors import SingleThreadedExecutor
+from rclpy.guard_condition import GuardCondition
+from rclpy.impl.implementation_singleton import rclpy_implementation as _rclpy
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, ReliabilityPolicy
 from rclpy.qos import QoSProfile as RosQoS
@@ -63,6 +74,7 @@ class RclpyBackend:
         self._gateway = f"/{node_name}"
         self._node_for([])
         self._followers: list[_Follower] = []
+        self._arrivals = _Arrivals(self._context)
         # QoS matching looks at the graph on a timer of the executor, which also
         # bounds how long a spin waits: a spin given a timeout would build an rcl
         # timer on every wait (rclpy's executor), a cost on every message
@@ -114,7 +126,9 @@ class RclpyBackend:
                 return
             callback(messages.adopt(msg))
 
-        follower = _Follower(self._node_for(owners), msg_type, topic, qos, arrived)
+        follower = _Follower(self._node_for(owners), msg_type, topic, qos, arrived,
+                             self._arrivals)  # fmt: skip
+        self._arrivals.add(follower)
         if match:
             self._followers.append(follower)
 
@@ -162,10 +176,104 @@ class RclpyBackend:
             follower.match(own)
 
     def close(self) -> None:
+        self._arrivals.close()
         self._executor.shutdown(timeout_sec=1)
         for node in self._nodes.values():
             node.destroy_node()
         self._context.try_shutdown()
+
+
+class _Elsewhere(CallbackGroup):
+    """The gateway's subscriptions' group: never ready for the executor
+    (``can_execute``), so that it leaves them, and their QoS event handlers,
+    to :class:`_Arrivals`."""
+
+    def can_execute(self, entity: Any) -> bool:
+        return False
+
+    def beginning_execution(self, entity: Any) -> bool:
+        return False
+
+    def ending_execution(self, entity: Any) -> None:
+        pass
+
+
+class _Arrivals:
+    """One thread that waits on the gateway's subscriptions alone (rcl's wait
+    set, as rclpy's executor builds it, minus everything else) and calls each
+    one's callback with every message it takes."""
+
+    def __init__(self, context: Context) -> None:
+        self._context = context
+        self.group = _Elsewhere()
+        self._followers: list[_Follower] = []
+        self._wake = GuardCondition(None, None, context=context)  # the set changed, or close
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def add(self, follower: _Follower) -> None:
+        self._followers.append(follower)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="gateway-ros2-in",
+                                            daemon=True)  # fmt: skip
+            self._thread.start()
+        self.changed()
+
+    def changed(self) -> None:
+        """A subscription was added or replaced: wait on the new set."""
+        self._wake.trigger()
+
+    def close(self) -> None:
+        self._closed = True
+        if self._thread is not None:
+            self._wake.trigger()
+            self._thread.join(timeout=5)
+        self._wake.destroy()
+
+    def _run(self) -> None:
+        while not self._closed:
+            try:
+                self._wait_once()
+            except Exception:
+                if self._closed or not self._context.ok():
+                    return
+                log.exception("gateway: receiving from ROS 2 failed")
+
+    def _wait_once(self) -> None:
+        subs = [f.entity for f in self._followers]
+        events = [h for sub in subs for h in sub.event_handlers]
+        with contextlib.ExitStack() as stack:
+            for entity in (*[s.handle for s in subs], *events, self._wake.handle,
+                           self._context.handle):  # fmt: skip
+                stack.enter_context(entity)
+            wait_set = _rclpy.WaitSet(len(subs), 1, 0, 0, 0, len(events), self._context.handle)
+            wait_set.clear_entities()
+            for sub in subs:
+                wait_set.add_subscription(sub.handle)
+            wait_set.add_guard_condition(self._wake.handle)
+            for handler in events:
+                handler.add_to_wait_set(wait_set)
+            wait_set.wait(-1)
+            ready = wait_set.get_ready_entities("subscription")
+            for handler in events:  # incompatible QoS: rclpy's own warning
+                if handler.is_ready(wait_set):
+                    _run_now(handler.execute(handler.take_data()))
+        for sub in subs:
+            if sub.handle.pointer not in ready:
+                continue
+            try:
+                with sub.handle:
+                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+            except Exception:  # replaced and destroyed since (QoS matching)
+                continue
+            if taken is not None:
+                sub.callback(taken[0])
+
+
+def _run_now(coroutine: Any) -> None:
+    """Run a coroutine that never suspends (a QoS event's callback) to its end."""
+    with contextlib.suppress(StopIteration):
+        coroutine.send(None)
 
 
 class _Follower:
@@ -173,10 +281,12 @@ class _Follower:
     whose QoS may follow the remote endpoints of its topic."""
 
     def __init__(self, node: Node, msg_type: str, topic: str, qos: QoSProfile,
-                 arrived: Callable[[bytes], None] | None) -> None:  # fmt: skip
+                 arrived: Callable[[bytes], None] | None,
+                 arrivals: _Arrivals | None = None) -> None:  # fmt: skip
         self.node, self.topic, self.base = node, topic, qos
         self.cls = ros_class(msg_type)
         self.arrived = arrived
+        self.arrivals = arrivals
         self.lock = threading.Lock()  # a publish never meets a publisher being replaced
         self.qos = qos
         self.entity = self._open(qos)
@@ -184,8 +294,11 @@ class _Follower:
     def _open(self, qos: QoSProfile) -> Any:
         if self.arrived is None:
             return self.node.create_publisher(self.cls, self.topic, _to_ros(qos))
-        return self.node.create_subscription(self.cls, self.topic, self.arrived, _to_ros(qos),
-                                             raw=True)  # fmt: skip
+        assert self.arrivals is not None
+        return self.node.create_subscription(
+            self.cls, self.topic, self.arrived, _to_ros(qos), raw=True,
+            callback_group=self.arrivals.group,
+        )  # fmt: skip
 
     def match(self, own: set[tuple[str, str]]) -> None:
         publisher = self.arrived is None
@@ -199,6 +312,8 @@ class _Follower:
         new = self._open(want)
         with self.lock:
             old, self.entity, self.qos = self.entity, new, want
+        if self.arrivals is not None:
+            self.arrivals.changed()
         (self.node.destroy_publisher if publisher else self.node.destroy_subscription)(old)
         log.info("%s", follow_note(publisher, self.topic, want, len(peers)))
 

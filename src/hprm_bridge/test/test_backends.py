@@ -1,0 +1,70 @@
+"""hprm_bridge.backends on real ROS 2: what the gateway's backends do beyond
+what test_gateway.py sees through a whole federation."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from hprm_bridge.wire.dds_config import random_domain_id
+
+# A gateway backend (real rclpy) with two subscriptions for ported node /ported,
+# fed by a plain rclpy node: /y with a compatible QoS, /x best effort against the
+# backend's reliable subscription.
+_RCLPY_ARRIVALS = """
+import threading, time
+import rclpy
+from rclpy.qos import qos_profile_sensor_data
+from std_msgs.msg import String
+from hprm_bridge.backends.rclpy import RclpyBackend
+from hprm_bridge.wire.qos import QoSProfile
+
+backend = RclpyBackend("gw")
+got = []
+for topic in ("/x", "/y"):
+    backend.subscription("std_msgs/msg/String", topic, got.append, QoSProfile(depth=10),
+                         match=False, owners=["/ported"])
+rclpy.init()
+plain = rclpy.create_node("plain")
+best_effort = plain.create_publisher(String, "/x", qos_profile_sensor_data)
+reliable = plain.create_publisher(String, "/y", 10)
+spinning = True
+def spin():  # the executor: the QoS-matching timer only; arrivals have their thread
+    while spinning:
+        backend.spin_once(0.05)
+spinner = threading.Thread(target=spin)
+spinner.start()
+end = time.monotonic() + 4
+while time.monotonic() < end:
+    best_effort.publish(String(data="x"))
+    reliable.publish(String(data="y"))
+    rclpy.spin_once(plain, timeout_sec=0.05)
+spinning = False
+spinner.join()
+backend.close()
+print("GOT", len(got), sorted({m.data for m in got}), flush=True)
+"""
+
+
+@pytest.mark.ros2
+def test_the_rclpy_backend_takes_arrivals_in_its_own_thread_and_warns_of_incompatible_qos():
+    """Messages into the federation bypass rclpy's executor (a thread waits on
+    the subscriptions alone): they still arrive, the subscriptions' QoS events
+    are still handled there (rclpy's own warning, under the ported node's name,
+    as rclcpp words it), and close() stops that thread."""
+    pytest.importorskip("rclpy", reason="needs a real ROS 2 Humble (source a Humble install)")
+    env = dict(os.environ, ROS_DOMAIN_ID=str(random_domain_id()), ROS_LOCALHOST_ONLY="1")
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(_RCLPY_ARRIVALS)], env=env,
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    got = [line for line in r.stdout.splitlines() if line.startswith("GOT ")]
+    assert got, out
+    count, topics = got[0].split(" ", 2)[1:]
+    assert int(count) >= 20 and topics == "['y']", out
+    assert (
+        "[ported]: New publisher discovered on topic '/x', offering incompatible QoS. "
+        "No messages will be received from it. Last incompatible policy: RELIABILITY"
+    ) in out, out
