@@ -790,7 +790,7 @@ def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     assert "tardy" not in r.text
 
 
-def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate():
+def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate(monkeypatch):
     """Centralized, a federate with a physical action in a cycle (a bridge's
     gateway and a ported node) promises the RTI no more than now + min_delay
     and renews that promise while idle. The RTI answers each renewal; that
@@ -799,7 +799,9 @@ def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate
     each on a 2-core VM). Now renewals come every PHYSICAL_NET_POLL_S: about
     300 NETs of ~24 bytes here (7.4 KB). A slower machine sends fewer, so the
     bound holds under any load."""
-    r = run(PROGRAMS / "idle_physical.py")
+    monkeypatch.setenv("EX_EVENTS", "0")
+    monkeypatch.setenv("EX_TIMEOUT", "1500 ms")
+    r = run(PROGRAMS / "answered.py")
     assert r.code == 0, r.text
     sent = int(re.search(r"boundary left: (\d+) bytes sent", r.text).group(1))
     assert sent < 30_000, r.text

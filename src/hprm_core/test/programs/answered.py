@@ -4,7 +4,8 @@ later, as a ported node answers a bridge's gateway. The echo has no timer and
 no action: it only ever answers, so the boundary may grant itself its tags
 (grants.self_paced). EX_ECHO_TIMER=1 gives the echo a timer: then it may not.
 EX_GAP_MS (default 20) spaces the events; 0 sends them back to back, so that
-answers are still on their way when the next event comes.
+answers are still on their way when the next event comes. EX_EVENTS=0 leaves
+the boundary idle (a gateway with no ROS 2 traffic) until EX_TIMEOUT.
 Each side prints what it saw, with tags relative to the start."""
 
 import os
@@ -13,7 +14,7 @@ import time
 
 from hprm_core import Input, Output, PhysicalAction, Reactor, Timer, main, reaction
 
-EVENTS = 20
+EVENTS = int(os.environ.get("EX_EVENTS", "20"))
 
 
 class Boundary(Reactor):
@@ -65,7 +66,7 @@ class Echo(Reactor):
         self.out.set(self.inp.value)
 
 
-@main(federated=True, timeout="10 s")
+@main(federated=True, timeout=os.environ.get("EX_TIMEOUT", "10 s"))
 class Answered(Reactor):
     def __init__(self):
         super().__init__()
