@@ -32,6 +32,7 @@ class FederateState(Protocol):
 
     id: int
     upstream: list[tuple[int, int | None]]  # (federate, after delay in ns or None)
+    unwaited: list[int]  # federates it hears from on inputs it never waits for
     cycle: bool  # on a zero-delay cycle of connections
     boundary: bool  # a gateway: what it receives never makes it send at that tag
     physical: bool  # has physical actions: its NET is capped at physical time (centralized)
@@ -139,23 +140,27 @@ def self_paced(feds: Mapping[int, FederateState]) -> list[int]:
     every later grant itself. That saves a round trip to the RTI per event
     where it hurts most: a gateway's physical action (a ROS 2 message
     arriving) in front of the ported nodes that answer it.
-    (``federation.FederateCoordinator._may_process`` holds the other half.)"""
+    (``federation.FederateCoordinator._may_process`` holds the other half.)
+    Inputs nobody waits for count when asking who is upstream (what comes on
+    them may make a federate send), not for the timing: they are not waited
+    for with or without self-pacing."""
     paced = []
     for f in feds.values():
         loop: set[int] = set()
-        stack = [k for k, _ in f.upstream]
+        stack = [*(k for k, _ in f.upstream), *f.unwaited]
         while stack:
             k = stack.pop()
             if k != f.id and k not in loop:
                 loop.add(k)
-                stack.extend(j for j, _ in feds[k].upstream)
+                stack.extend([*(j for j, _ in feds[k].upstream), *feds[k].unwaited])
         if not loop or not all(feds[k].reactive for k in loop):
             continue
-        ok = all(d is None or d == 0 for k, d in f.upstream)  # answers: same logical time
-        for k in loop:
-            for j, d in feds[k].upstream:
-                ok = ok and (d is not None if j == f.id else d is None or d == 0)
-        if ok:
+        # answers at their cause's logical time; ours into the loop a microstep later at least
+        back = [d for _, d in f.upstream] + [
+            d for k in loop for j, d in feds[k].upstream if j != f.id
+        ]
+        out = [d for k in loop for j, d in feds[k].upstream if j == f.id]
+        if all(d is None or d == 0 for d in back) and all(d is not None for d in out):
             paced.append(f.id)
     return sorted(paced)
 

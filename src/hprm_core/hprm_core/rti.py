@@ -72,6 +72,7 @@ class _Federate:
     name: str
     conn: Connection
     upstream: list[tuple[int, int | None]]
+    unwaited: list[int]  # federates it hears from without waiting (grants.self_paced)
     cycle: bool
     boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
     physical: bool  # it has physical actions: its NET is capped (hello; grants.wanted)
@@ -231,6 +232,7 @@ class RTI:
             name=desc["name"],
             conn=conn,
             upstream=[(k, d) for k, d in desc["upstream"]],
+            unwaited=[int(k) for k in desc.get("unwaited", ())],
             cycle=bool(desc["cycle"]),
             boundary=bool(desc.get("boundary")),
             physical=bool(hello.get("physical")),

@@ -278,6 +278,17 @@ class FederationGraph:
                 up[ids[c.dst_federate]].append((ids[c.src_federate], c.after))
         return up
 
+    def unwaited(self) -> list[list[int]]:
+        """For each federate id: the federates it hears from on connections into
+        ``Input(wait=False)`` (left out of :meth:`upstream`: nobody waits for them,
+        but what comes on them may still make it send; ``grants.self_paced``)."""
+        ids = {n: i for i, n in enumerate(self.federates)}
+        heard: list[set[int]] = [set() for _ in self.federates]
+        for c in self.connections:
+            if not c.wait:
+                heard[ids[c.dst_federate]].add(ids[c.src_federate])
+        return [sorted(h) for h in heard]
+
     def _zero_delay_reach(self, through_boundaries: bool = True) -> list[set[int]]:
         """For each federate id, the ids it reaches over connections without
         ``after`` delays (itself only if it is on such a cycle). With
@@ -309,7 +320,7 @@ class FederationGraph:
     def describe(self) -> dict[str, Any]:
         """The part of the structure the RTI needs (it never imports a program)."""
         cyclic = self.zero_delay_cycle_members()
-        up = self.upstream()
+        up, unwaited = self.upstream(), self.unwaited()
         return {
             "coordination": self.coordination,
             "federates": [
@@ -317,6 +328,7 @@ class FederationGraph:
                     "id": i,
                     "name": n,
                     "upstream": up[i],
+                    "unwaited": unwaited[i],
                     "cycle": i in cyclic,
                     "boundary": n in self.boundaries,
                 }

@@ -13,6 +13,7 @@ MS = 1_000_000
 class Fed:
     id: int
     upstream: list = field(default_factory=list)
+    unwaited: list = field(default_factory=list)
     cycle: bool = False
     boundary: bool = False
     physical: bool = False
@@ -190,3 +191,15 @@ def test_an_upstream_reached_only_through_others_counts_too():
     assert self_paced(g) == [0]
     # a federate with no upstream never waits for a grant: nothing to pace
     assert 3 not in self_paced(g)
+
+
+def test_a_federate_heard_from_without_waiting_counts_as_upstream():
+    # 3 (a timer) -> 1 on an Input(wait=False): nobody waits for it, but what it
+    # sends makes 1 send to 0, which is then no answer to anything 0 sent
+    g = feds(Fed(0, [(1, None)], physical=True), Fed(1, [(0, 0)], [3], reactive=True), Fed(3))
+    assert self_paced(g) == []
+    g[3].reactive = True
+    assert self_paced(g) == [0]
+    # 0's own calls on such an input (a gateway's parameter calls) are answers to 0
+    g = feds(Fed(0, [(1, None)], physical=True), Fed(1, [(0, 0)], [0], reactive=True))
+    assert self_paced(g) == [0]
