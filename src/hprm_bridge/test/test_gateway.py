@@ -531,7 +531,9 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
         assert want <= nodes and "/greeter2" not in nodes, nodes
         info = _ros2(env, "node", "info", "/robot/greeter", "--no-daemon").stdout
         assert "/robot/greetings: std_msgs/msg/String" in info, info
-        echo = _ros2(env, "topic", "echo", "--once", "/robot/greetings", "std_msgs/msg/String")
+        echo = _ros2(
+            env, "topic", "echo", "--once", "--no-daemon", "/robot/greetings", "std_msgs/msg/String"
+        )
         assert re.search(r"data: hello_\d+", echo.stdout), echo.stdout + echo.stderr
     finally:
         os.killpg(fed.pid, signal.SIGINT)
