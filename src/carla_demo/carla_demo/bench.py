@@ -22,6 +22,7 @@ from typing import Any
 from hprm_core import bench
 
 from .ab import VARIANTS, rclpy_missing, run_variant
+from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
 QUICK_FRAMES, QUICK_WARMUP = 20, 5
@@ -107,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         "world": args.carla_host or "embedded (highway-env)",
         "policy": args.policy_weights or "random weights",
         "detector": args.detector_weights or "random weights",
+        "detector_device": inference_device(),
     }
     ratios = {}
     for v in ("hprm-centralized", "hprm-decentralized"):

@@ -2,7 +2,8 @@
 
 Plain rclpy. Parameters: ``weights`` (a yolov8n.onnx exported by ultralytics; empty: seeded
 random weights, with an error-level log line saying so), ``seed``, ``threads`` (inference
-threads; 0: onnxruntime's default). Runs on the GPU when onnxruntime has CUDA.
+threads; 0: onnxruntime's default). Runs on the GPU when onnxruntime has CUDA, or PyTorch
+does (``carla_demo.torch_gpu``).
 """
 
 import warnings
@@ -30,6 +31,7 @@ class DetectorNode(Node):
             self.detector = Detector(weights or None, seed=seed, threads=threads or None)
         for w in caught:
             self.get_logger().error(str(w.message))
+        self.get_logger().info(f"YOLOv8n on {self.detector.device}")
         self.shm = ShmReader()
         self.timing = Timing("detector")
         self.pub = self.create_publisher(PointCloud2, "detector/detections", 1)

@@ -38,6 +38,7 @@ def run_floor(
         warnings.simplefilter("ignore", RandomWeightsWarning)  # the bench reports it once
         policy = RoachPolicy(policy_weights, seed=seed)
         detector = Detector(detector_weights, seed=seed)
+    print(f"floor: YOLOv8n on {detector.device}", flush=True)
     rows = []
     with open_world(carla_host=carla_host, seed=seed) as world, ThreadPoolExecutor(1) as pool:
         obs = world.reset()

@@ -1,4 +1,4 @@
-"""The demo's object detector: YOLOv8n, run by onnxruntime.
+"""The demo's object detector: YOLOv8n, run by onnxruntime (or PyTorch on a GPU: ``torch_gpu``).
 
 The latency A/B compares middlewares, so the detector must cost what a real one costs: the
 graph below is ultralytics' YOLOv8n layer for layer (same convolutions, same FLOPs, same
@@ -24,6 +24,8 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
+from . import torch_gpu
+from .torch_gpu import TorchRunner
 from .weights import seeded_rng, warn_random_weights
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "TRUCK",
     "Detector",
     "build_yolov8n",
+    "inference_device",
     "letterbox",
     "nms",
 ]
@@ -475,6 +478,18 @@ def _providers() -> list[str]:
     return providers
 
 
+def _on_torch() -> bool:
+    return "CUDAExecutionProvider" not in _providers() and torch_gpu.unavailable() is None
+
+
+def inference_device() -> str:
+    """Where a `Detector` made now runs its network: for the A/B report's parameters."""
+    if "CUDAExecutionProvider" in _providers():
+        return "GPU (onnxruntime CUDA)"
+    why = torch_gpu.unavailable()
+    return "GPU (torch CUDA)" if why is None else f"CPU (onnxruntime; no GPU engine: {why})"
+
+
 def _is_dim(dim: object, value: int) -> bool:
     """A static dim equal to `value`, or a symbolic (dynamic) one."""
     return not isinstance(dim, int) or dim == value
@@ -527,6 +542,13 @@ class Detector:
             warn_random_weights("YOLOv8n detector", _HOW_TO_FIX)
         else:
             self._session = self._load(self.weights, options)
+        # onnxruntime without its CUDA provider, on a machine whose PyTorch has a GPU: the same
+        # graph on torch (torch_gpu says why).
+        self._torch: TorchRunner | None = None
+        if _on_torch():
+            model = onnx.load_from_string(_model_bytes(seed, input_size)) if self.weights is None \
+                else onnx.load(self.weights)  # fmt: skip
+            self._torch = TorchRunner(model)
         inp = self._session.get_inputs()[0]
         self._input_name = inp.name
         self._output_name = self._session.get_outputs()[0].name
@@ -537,6 +559,13 @@ class Detector:
     @property
     def random_weights(self) -> bool:
         return self.weights is None
+
+    @property
+    def device(self) -> str:
+        """Where inference runs, for the logs and the A/B report."""
+        if self._torch is not None:
+            return f"cuda: {self._torch.device}"
+        return f"{self._session.get_providers()[0]} (onnxruntime {ort.__version__})"
 
     @staticmethod
     def _load(path: Path, options: ort.SessionOptions) -> ort.InferenceSession:
@@ -583,6 +612,8 @@ class Detector:
         """The raw network output (1, 84, anchors) float32 for a letterboxed input."""
         if self._half:
             tensor = tensor.astype(np.float16)
+        if self._torch is not None:
+            return self._torch(tensor)
         (raw,) = self._session.run([self._output_name], {self._input_name: tensor})
         return raw.astype(np.float32, copy=False)
 

@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-from carla_demo import yolo
+from carla_demo import torch_gpu, yolo
 from carla_demo.weights import RandomWeightsWarning
 from carla_demo.yolo import CAR, STOP_SIGN, Detector, build_yolov8n, letterbox, nms
 
@@ -123,6 +123,43 @@ def test_smaller_input_size() -> None:
     tensor, _, _ = detector.preprocess(np.zeros((100, 200, 3), np.uint8))
     assert tensor.shape == (1, 3, 320, 320)
     assert detector.infer(tensor).shape == (1, 84, 40 * 40 + 20 * 20 + 10 * 10)
+
+
+# --- where inference runs -----------------------------------------------------------
+
+
+def test_inference_device_says_where_and_why(seeded: Detector) -> None:
+    """The A/B report names the detector's engine; a CPU run says why no GPU was used."""
+    device = yolo.inference_device()
+    why = torch_gpu.unavailable()
+    if "CUDAExecutionProvider" in ort.get_available_providers() or why is None:
+        assert device.startswith("GPU")
+    else:
+        assert device == f"CPU (onnxruntime; no GPU engine: {why})"
+        assert seeded.device.startswith("CPUExecutionProvider (onnxruntime ")
+
+
+@pytest.mark.skipif(
+    torch_gpu.unavailable() is not None or "CUDAExecutionProvider" in ort.get_available_providers(),
+    reason=f"the torch engine runs only without onnxruntime CUDA: {torch_gpu.unavailable()}",
+)
+def test_torch_gpu_runs_the_same_graph(
+    seeded: Detector, model_file: Path, image: np.ndarray
+) -> None:
+    """On a GPU with PyTorch and no onnxruntime CUDA, the detector runs the same ONNX graph
+    on torch: its output is onnxruntime's on the CPU up to float rounding (TF32 convolutions),
+    and repeatable call to call (the HPRM variants must reproduce the floor's controls)."""
+    assert seeded.device.startswith("cuda: ")
+    tensor = seeded.preprocess(image)[0]
+    cpu = ort.InferenceSession(model_file.read_bytes(), providers=["CPUExecutionProvider"])
+    (expected,) = cpu.run(None, {"images": tensor})
+    gpu = seeded.infer(tensor)
+    assert gpu.dtype == np.float32 and gpu.shape == expected.shape
+    assert np.abs(gpu - expected).max() <= 1e-2 * np.abs(expected).max()
+    np.testing.assert_array_equal(gpu, seeded.infer(tensor))
+    loaded = Detector(weights=model_file)  # a weights file takes the same engine
+    assert loaded.device == seeded.device
+    np.testing.assert_array_equal(loaded.infer(tensor), gpu)
 
 
 # --- seeding, weights file ----------------------------------------------------------
