@@ -287,7 +287,8 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     def __reduce__(self: Any) -> tuple[Any, ...]:
         # By type name, not by module path: a receiving process need not have
         # the import finder installed (nor ROS 2 sourced) to rebuild it.
-        return (_rebuild, (ros_type, {f: getattr(self, f) for f in slots}))
+        # The fields live in __dict__ (checked when assigned): pickled as they are.
+        return (_rebuild, (ros_type, self.__dict__))
 
     checked = {f: _checked_field(f, desc, lambda t: message_class(t, reg)) for f, desc in fields}
     cls = type(

@@ -336,7 +336,7 @@ class FederateCoordinator:
             timeout = self._idle(sched)
         self.flush()
         if self.centralized or tag >= FOREVER:
-            sched.wait(timeout)
+            sched.wait(timeout, exact=False)  # a check-in (idle_poll, _idle), not a tag's time
         else:
             remaining = tag.time + self.stp - sched.physical_time()
             sched.wait(max(remaining, 0) / 1e9)

@@ -299,10 +299,12 @@ class Scheduler:
             self._pending_readers.append((fileobj, None))
             self.notify()
 
-    def wait(self, timeout: float | None) -> int:
+    def wait(self, timeout: float | None, exact: bool = True) -> int:
         """Block until notified, a watched socket is readable, or ``timeout`` s;
         returns how many ready files it handled (``wait(0)``: a non-blocking
-        pass over whatever is readable now).
+        pass over whatever is readable now). ``exact=False``: a timeout that
+        may run up to a millisecond long (a periodic check-in, not a tag's
+        time), which spares arming the timer on every wait.
 
         The caller holds ``_lock`` exactly once; it is released while waiting.
         Readable-socket callbacks run in this (the scheduler's) thread, with
@@ -322,7 +324,7 @@ class Scheduler:
         timer = self._timer
         poll_timeout = -1 if timeout is None else timeout
         if timer is not None:
-            if timeout is not None and timeout > 0:
+            if exact and timeout is not None and timeout > 0:
                 timer.arm(timeout)  # epoll alone would round up to whole ms
                 poll_timeout = -1
             elif timer.armed and timeout is None:
@@ -581,14 +583,14 @@ class Scheduler:
                 if remaining <= 0:
                     return True
                 if self.idle_poll is not None and remaining > self.idle_poll * 1e9:
-                    self.wait(self.idle_poll)
+                    self.wait(self.idle_poll, exact=False)
                     return False
                 self.wait(remaining / 1e9)
 
     def _wait_for_inbox(self, timeout: float | None) -> None:
         with self.lock:
             if not (self._inbox or self._rechoose):
-                self.wait(timeout)
+                self.wait(timeout, exact=False)
 
     def _run_reactions(self) -> None:
         ready = self._ready

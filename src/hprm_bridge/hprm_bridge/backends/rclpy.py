@@ -208,6 +208,7 @@ class _Arrivals:
         self.group = _Elsewhere()
         self._followers: list[_Follower] = []
         self._wake = GuardCondition(None, None, context=context)  # the set changed, or close
+        self._generation = 0  # bumped on every change: the thread builds its wait set anew
         self._closed = False
         self._thread: threading.Thread | None = None
 
@@ -221,6 +222,7 @@ class _Arrivals:
 
     def changed(self) -> None:
         """A subscription was added or replaced: wait on the new set."""
+        self._generation += 1
         self._wake.trigger()
 
     def close(self) -> None:
@@ -231,39 +233,54 @@ class _Arrivals:
         self._wake.destroy()
 
     def _run(self) -> None:
-        while not self._closed:
-            try:
-                self._wait_once()
-            except Exception:
-                if self._closed or not self._context.ok():
-                    return
-                log.exception("gateway: receiving from ROS 2 failed")
+        # The wait set and the entities it holds (entered: rclpy defers destroying
+        # them meanwhile) are kept from one message to the next and rebuilt only
+        # when the set changed: building them costs more than the wait itself.
+        stack = contextlib.ExitStack()
+        built = -1
+        try:
+            while not self._closed:
+                try:
+                    if built != self._generation:
+                        stack.close()
+                        stack = contextlib.ExitStack()
+                        built = self._generation
+                        waiting = self._build(stack)
+                    self._wait_once(*waiting)
+                except Exception:
+                    if self._closed or not self._context.ok():
+                        return
+                    log.exception("gateway: receiving from ROS 2 failed")
+                    built = -1
+        finally:
+            stack.close()
 
-    def _wait_once(self) -> None:
+    def _build(self, stack: contextlib.ExitStack) -> tuple[list[Any], list[Any], Any]:
         subs = [f.entity for f in self._followers]
         events = [h for sub in subs for h in sub.event_handlers]
-        with contextlib.ExitStack() as stack:
-            for entity in (*[s.handle for s in subs], *events, self._wake.handle,
-                           self._context.handle):  # fmt: skip
-                stack.enter_context(entity)
-            wait_set = _rclpy.WaitSet(len(subs), 1, 0, 0, 0, len(events), self._context.handle)
-            wait_set.clear_entities()
-            for sub in subs:
-                wait_set.add_subscription(sub.handle)
-            wait_set.add_guard_condition(self._wake.handle)
-            for handler in events:
-                handler.add_to_wait_set(wait_set)
-            wait_set.wait(-1)
-            ready = wait_set.get_ready_entities("subscription")
-            for handler in events:  # incompatible QoS: rclpy's own warning
-                if handler.is_ready(wait_set):
-                    _run_now(handler.execute(handler.take_data()))
+        for entity in (*[s.handle for s in subs], *events, self._wake.handle,
+                       self._context.handle):  # fmt: skip
+            stack.enter_context(entity)
+        wait_set = _rclpy.WaitSet(len(subs), 1, 0, 0, 0, len(events), self._context.handle)
+        return subs, events, wait_set
+
+    def _wait_once(self, subs: list[Any], events: list[Any], wait_set: Any) -> None:
+        wait_set.clear_entities()
+        for sub in subs:
+            wait_set.add_subscription(sub.handle)
+        wait_set.add_guard_condition(self._wake.handle)
+        for handler in events:
+            handler.add_to_wait_set(wait_set)
+        wait_set.wait(-1)
+        ready = wait_set.get_ready_entities("subscription")
+        for handler in events:  # incompatible QoS: rclpy's own warning
+            if handler.is_ready(wait_set):
+                _run_now(handler.execute(handler.take_data()))
         for sub in subs:
             if sub.handle.pointer not in ready:
                 continue
             try:
-                with sub.handle:
-                    taken = sub.handle.take_message(sub.msg_type, sub.raw)
+                taken = sub.handle.take_message(sub.msg_type, sub.raw)
             except Exception:  # replaced and destroyed since (QoS matching)
                 continue
             if taken is not None:

@@ -115,6 +115,7 @@ class TypeRegistry:
         self._files = _index_msg_files(search)
         self._idl = IdlCache(self.store)
         self._lock = threading.RLock()
+        self._resolved: dict[str, str] = {}  # name as asked -> canonical (resolve)
 
     def known(self) -> list[str]:
         """Every type name this registry can resolve (built in or found on disk)."""
@@ -122,6 +123,9 @@ class TypeRegistry:
 
     def resolve(self, ros_type: str) -> str:
         """Canonical name of a loadable type; loads it and its dependencies if needed."""
+        name = self._resolved.get(ros_type)  # every message's encode and decode asks
+        if name is not None:
+            return name
         try:
             name = normalize_type_name(ros_type)
         except InvalidNameError as exc:
@@ -129,6 +133,7 @@ class TypeRegistry:
         with self._lock:
             if name not in self.store.fielddefs:
                 self._load(name, chain=())
+            self._resolved[ros_type] = name
         return name
 
     def _load(self, name: str, chain: tuple[str, ...]) -> None:
