@@ -36,8 +36,8 @@ import warnings
 from importlib.machinery import ModuleSpec
 from types import ModuleType
 
-#: The per-message and per-tag path (``setup.py`` compiles these).
-COMPILED = ("tag", "trigger", "scheduler", "transport", "data_plane", "federation")
+#: The per-message and per-tag path, the RTI's included (``setup.py`` compiles these).
+COMPILED = ("tag", "trigger", "scheduler", "transport", "data_plane", "federation", "grants", "rti")
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

@@ -318,17 +318,10 @@ class RTI:
             self.assembly.fail("the RTI stopped before every federate described itself")
         lingering = []
         for f in self.feds.values():
-            if f.outbox and not f.conn.closed:  # last words (e.g. FAILED), best effort
-                with contextlib.suppress(OSError):
-                    f.conn.sock.settimeout(1.0)
-                    f.conn.sock.sendall(f.outbox)
-                    # Closing with the federate's unread frames (READY) in our buffer
-                    # would reset a TCP connection and drop the last words before they
-                    # are read: half-close, and let the federate hang up first.
-                    f.conn.sock.shutdown(socket.SHUT_WR)
-                    lingering.append(f)
-                    continue
-            f.conn.close()
+            if f.outbox and not f.conn.closed and _last_words(f.conn, f.outbox):
+                lingering.append(f)
+            else:
+                f.conn.close()
         _await_hang_up([f.conn for f in lingering], LINGER_S)
         for f in lingering:
             f.conn.close()
@@ -564,6 +557,21 @@ class RTI:
             if w != f.wanted and f.net <= w and not (f.resigned or f.failed):
                 f.wanted = w
                 self._send(f, Frame.WANTED, transport.pack_tag(w.time, w.microstep))
+
+
+def _last_words(conn: Connection, outbox: bytes | bytearray) -> bool:
+    """Send what is still queued for a federate (e.g. FAILED), best effort;
+    True when it went out and the connection is half-closed, waiting for the
+    federate to hang up: closing with the federate's unread frames (READY) in
+    our buffer would reset a TCP connection and drop the last words before
+    they are read."""
+    try:
+        conn.sock.settimeout(1.0)
+        conn.sock.sendall(outbox)
+        conn.sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        return False
+    return True
 
 
 def _await_hang_up(conns: list[Connection], timeout: float) -> None:
