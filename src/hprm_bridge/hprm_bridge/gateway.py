@@ -51,7 +51,7 @@ from typing import Any
 
 import yaml
 
-from hprm_bridge import parameter_services
+from hprm_bridge import parameter_services, raw_message
 from hprm_bridge.backends import KINDS
 from hprm_bridge.bridge_config import (
     LATENESS,
@@ -62,6 +62,7 @@ from hprm_bridge.bridge_config import (
     late_handler,
 )
 from hprm_bridge.porting import ROS_NODE_LABEL
+from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
 
@@ -210,6 +211,7 @@ class Gateway(Reactor):
                 t.msg_type, t.topic, self._arrival(t, action),
                 t.qos or QOS_DEFAULT.with_(depth=t.depth), match=t.qos is None,
                 owners=self._owners(t.topic, "reads"),
+                raw=t.tag_policy == "arrival",  # forwarded as it came (raw_message)
             )  # fmt: skip
         # ros2 node list / node info: each ported node, with the endpoints kept for it
         self._backend.announce(sorted(ends["node"] for ends in self.behind.values()))
@@ -262,8 +264,11 @@ class Gateway(Reactor):
 
         def arrived(msg: Any) -> None:
             self.received += 1
-            if t.tag_policy == "arrival":
-                action.schedule(msg)
+            if t.tag_policy == "arrival":  # msg: its CDR bytes
+                try:
+                    action.schedule(raw_message.forwarded(t.msg_type, msg))
+                except MalformedSampleError as exc:
+                    log.warning("gateway: dropped a malformed sample on %s: %s", t.topic, exc)
                 return
             stamp = msg.header.stamp
             at = stamp.sec * 1_000_000_000 + stamp.nanosec + t.stamp_offset

@@ -629,3 +629,43 @@ def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):
     r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge-config", str(config)],
                        capture_output=True, text=True, timeout=60)  # fmt: skip
     assert r.returncode == 2 and "add --bridge" in r.stderr
+
+
+RAW_WRITER = """
+    import sys, time
+    from hprm_bridge.wire import Node
+    with Node("plain_raw_writer") as node:
+        pub = node.create_publisher("std_msgs/msg/String", "/chatter")
+        assert pub.wait_for_subscriptions(1, 60), "the gateway never subscribed"
+        time.sleep(1.0)
+        def cdr(text):
+            msg = node.types.new("std_msgs/msg/String", data=text)
+            return bytes(node.types.encode(msg, "std_msgs/msg/String"))
+        not_utf8 = b"\\x00\\x01\\x00\\x00" + (3).to_bytes(4, "little") + b"\\xff\\xfe\\x00"
+        for sample in (cdr("raw1"), not_utf8, cdr("raw2"), cdr("raw3") + bytes(8), cdr("raw4")):
+            pub.publish_serialized(sample)
+            time.sleep(0.1)
+        time.sleep(2)
+"""
+
+
+@pytest.mark.parametrize("backend", [pytest.param("rclpy", marks=pytest.mark.ros2), "wire"])
+def test_malformed_samples_from_ros2_are_dropped_by_name_and_the_rest_delivered(backend):
+    """Small messages cross the gateway undecoded (hprm_bridge.raw_message): a sample
+    that is not a valid encoding of its type fails where the ported node decodes it,
+    with a warning naming the topic, and the good samples around it still arrive."""
+    if backend == "rclpy":
+        _needs_ros2_cli()
+    env = _env(backend)
+    writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(RAW_WRITER)], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)  # fmt: skip
+    try:
+        r = _federation("listener.py", env, timeout="8 s")
+    finally:
+        out = _stop(writer)
+    logs = r.stdout + r.stderr
+    assert r.returncode == 0, logs
+    heard = re.findall(r"^\[listener\] HEARD (raw\d)$", r.stdout, re.M)
+    assert heard == ["raw1", "raw2", "raw4"], logs + out
+    assert len(re.findall(r"dropped a malformed sample on /chatter", logs)) == 2, logs

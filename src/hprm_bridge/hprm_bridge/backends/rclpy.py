@@ -40,7 +40,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
-from hprm_bridge import messages
+from hprm_bridge import messages, raw_message
 from hprm_bridge.backends import ros_class
 from hprm_bridge.wire import default_registry
 from hprm_bridge.wire.errors import MalformedSampleError
@@ -115,16 +115,18 @@ class RclpyBackend:
         *,
         match: bool,
         owners: list[str],
+        raw: bool = False,
     ) -> None:
-        decode = self._types.decode
-
-        def arrived(raw: bytes) -> None:
+        def arrived(data: bytes) -> None:
+            if raw:
+                callback(data)
+                return
             try:
-                msg = decode(raw, msg_type)
+                msg = raw_message.decode(msg_type, data)
             except MalformedSampleError as exc:  # rmw checked the CDR; this is content
                 log.warning("gateway: dropped a malformed sample on %s: %s", topic, exc)
                 return
-            callback(messages.adopt(msg))
+            callback(msg)
 
         follower = _Follower(self._node_for(owners), msg_type, topic, qos, arrived,
                              self._arrivals)  # fmt: skip

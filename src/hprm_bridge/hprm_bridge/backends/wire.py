@@ -45,10 +45,12 @@ class WireBackend:
         *,
         match: bool,
         owners: list[str],
+        raw: bool = False,
     ) -> None:
         sub = self._node.create_subscription(
-            msg_type, topic, lambda m: callback(messages.adopt(m)), qos, match_qos=match
-        )
+            msg_type, topic, callback if raw else lambda m: callback(messages.adopt(m)), qos,
+            raw=raw, match_qos=match,
+        )  # fmt: skip
         self._own(owners, reader=sub)
 
     def service(

@@ -24,12 +24,14 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
+from hprm_bridge.raw_message import RawMessage, materialize
 from hprm_bridge.rclpy import federate_status, parameter_service, rosout
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
 from hprm_bridge.rclpy.qos import QoSProfile, as_profile
+from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.naming import normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
 from hprm_core.trigger import type_name
@@ -423,6 +425,14 @@ class Node:
 def _deliver(sub: Subscription) -> Callable[[], None]:
     def deliver() -> None:
         for msg in sub._port.value:
+            if type(msg) is RawMessage:  # from ROS 2 through the gateway, still CDR
+                try:
+                    msg = materialize(msg)
+                except MalformedSampleError as exc:
+                    logging.getLogger("hprm.rclpy").warning(
+                        "dropped a malformed sample on %s: %s", sub.topic_name, exc
+                    )
+                    continue
             sub.callback(msg)
 
     return deliver
