@@ -58,7 +58,7 @@ class TorchRunner:
     def __call__(self, tensor: np.ndarray) -> np.ndarray:
         torch = self._torch
         with torch.inference_mode():
-            out = self._module(torch.from_numpy(tensor).to(self._device, non_blocking=False))
+            out = self._module(torch.from_numpy(tensor).to(self._device))
         if isinstance(out, (tuple, list)):
             out = out[0]
         return out.float().cpu().numpy()

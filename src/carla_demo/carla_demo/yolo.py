@@ -25,7 +25,6 @@ from onnx import TensorProto, helper, numpy_helper
 from PIL import Image
 
 from . import torch_gpu
-from .torch_gpu import TorchRunner
 from .weights import seeded_rng, warn_random_weights
 
 __all__ = [
@@ -544,11 +543,11 @@ class Detector:
             self._session = self._load(self.weights, options)
         # onnxruntime without its CUDA provider, on a machine whose PyTorch has a GPU: the same
         # graph on torch (torch_gpu says why).
-        self._torch: TorchRunner | None = None
+        self._torch: torch_gpu.TorchRunner | None = None
         if _on_torch():
             model = onnx.load_from_string(_model_bytes(seed, input_size)) if self.weights is None \
                 else onnx.load(self.weights)  # fmt: skip
-            self._torch = TorchRunner(model)
+            self._torch = torch_gpu.TorchRunner(model)
         inp = self._session.get_inputs()[0]
         self._input_name = inp.name
         self._output_name = self._session.get_outputs()[0].name

@@ -211,7 +211,6 @@ class Gateway(Reactor):
                 t.msg_type, t.topic, self._arrival(t, action),
                 t.qos or QOS_DEFAULT.with_(depth=t.depth), match=t.qos is None,
                 owners=self._owners(t.topic, "reads"),
-                raw=t.tag_policy == "arrival",  # forwarded as it came (raw_message)
             )  # fmt: skip
         # ros2 node list / node info: each ported node, with the endpoints kept for it
         self._backend.announce(sorted(ends["node"] for ends in self.behind.values()))
@@ -262,13 +261,15 @@ class Gateway(Reactor):
         (``drop``) or delivered at the arrival (``clamp``), never slipped in
         before what was already processed."""
 
-        def arrived(msg: Any) -> None:
+        def arrived(data: bytes) -> None:  # the message's CDR, as the backend took it
             self.received += 1
-            if t.tag_policy == "arrival":  # msg: its CDR bytes
-                try:
-                    action.schedule(raw_message.forwarded(t.msg_type, msg))
-                except MalformedSampleError as exc:
-                    log.warning("gateway: dropped a malformed sample on %s: %s", t.topic, exc)
+            try:
+                if t.tag_policy == "arrival":  # forwarded as it came (raw_message)
+                    action.schedule(raw_message.forwarded(t.msg_type, data))
+                    return
+                msg = raw_message.decode(t.msg_type, data)
+            except MalformedSampleError as exc:  # the rmw checks framing, not content
+                log.warning("gateway: dropped a malformed sample on %s: %s", t.topic, exc)
                 return
             stamp = msg.header.stamp
             at = stamp.sec * 1_000_000_000 + stamp.nanosec + t.stamp_offset

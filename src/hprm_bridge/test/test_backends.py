@@ -44,7 +44,8 @@ while time.monotonic() < end:
 spinning = False
 spinner.join()
 backend.close()
-print("GOT", len(got), sorted({m.data for m in got}), flush=True)
+from hprm_bridge.raw_message import decode  # the backend hands over CDR bytes
+print("GOT", len(got), sorted({decode("std_msgs/msg/String", m).data for m in got}), flush=True)
 """
 
 

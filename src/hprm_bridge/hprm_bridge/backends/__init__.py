@@ -11,9 +11,9 @@ backend owns the ROS 2 endpoints that carry it:
 
 ``auto`` (the default) takes rclpy when it is importable and knows every
 message type the gateway carries, the wire client otherwise (and says why).
-Both behave the same: messages cross as CDR, decoded once into HPRM's message
-classes (or, with ``raw=True``, handed over as their CDR bytes: the gateway
-forwards small ones undecoded, :mod:`hprm_bridge.raw_message`); QoS follows
+Both behave the same: messages cross as CDR both ways (a subscription hands
+its callback the CDR bytes; the gateway forwards small ones undecoded and
+decodes the rest once, :mod:`hprm_bridge.raw_message`); QoS follows
 the endpoints discovered on the ROS 2 side (:func:`hprm_bridge.wire.qos.follow`);
 each ported node appears as a node of its own name, owning the endpoints the
 gateway keeps for it; service calls are answered later, when the federation
@@ -23,8 +23,8 @@ The interface, as the gateway uses it::
 
     backend = open_backend("auto", "hprm_gateway", msg_types)
     publish = backend.publisher(msg_type, topic, qos, match=True, owners=["/talker"])
-    backend.subscription(msg_type, topic, callback, qos, match=True, owners=["/listener"],
-                         raw=False)              # raw=True: callback(cdr_bytes)
+    backend.subscription(msg_type, topic, callback, qos, match=True, owners=["/listener"])
+                                                 # callback(cdr_bytes)
     backend.service(srv_type, request_text, response_text, "/tuner/get_parameters",
                     called, owner="/tuner")      # called(reply, fields); reply(**response)
     backend.announce(["/talker", "/listener", "/tuner"])

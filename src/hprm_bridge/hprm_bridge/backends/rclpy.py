@@ -40,10 +40,9 @@ from rclpy.serialization import deserialize_message, serialize_message
 from rclpy.signals import SignalHandlerOptions
 from rclpy.task import Future
 
-from hprm_bridge import messages, raw_message
+from hprm_bridge import messages
 from hprm_bridge.backends import ros_class
 from hprm_bridge.wire import default_registry
-from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.qos import (
     INFINITE,
     Durability,
@@ -115,20 +114,8 @@ class RclpyBackend:
         *,
         match: bool,
         owners: list[str],
-        raw: bool = False,
     ) -> None:
-        def arrived(data: bytes) -> None:
-            if raw:
-                callback(data)
-                return
-            try:
-                msg = raw_message.decode(msg_type, data)
-            except MalformedSampleError as exc:  # rmw checked the CDR; this is content
-                log.warning("gateway: dropped a malformed sample on %s: %s", topic, exc)
-                return
-            callback(msg)
-
-        follower = _Follower(self._node_for(owners), msg_type, topic, qos, arrived,
+        follower = _Follower(self._node_for(owners), msg_type, topic, qos, callback,
                              self._arrivals)  # fmt: skip
         self._arrivals.add(follower)
         if match:

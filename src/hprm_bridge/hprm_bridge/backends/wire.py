@@ -45,12 +45,9 @@ class WireBackend:
         *,
         match: bool,
         owners: list[str],
-        raw: bool = False,
     ) -> None:
-        sub = self._node.create_subscription(
-            msg_type, topic, callback if raw else lambda m: callback(messages.adopt(m)), qos,
-            raw=raw, match_qos=match,
-        )  # fmt: skip
+        sub = self._node.create_subscription(msg_type, topic, callback, qos, raw=True,
+                                             match_qos=match)  # fmt: skip
         self._own(owners, reader=sub)
 
     def service(

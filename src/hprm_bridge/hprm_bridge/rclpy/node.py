@@ -24,7 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
-from hprm_bridge.raw_message import RawMessage, materialize
+from hprm_bridge.raw_message import materialize
 from hprm_bridge.rclpy import federate_status, parameter_service, rosout
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.logging import RcutilsLogger
@@ -424,15 +424,14 @@ class Node:
 
 def _deliver(sub: Subscription) -> Callable[[], None]:
     def deliver() -> None:
-        for msg in sub._port.value:
-            if type(msg) is RawMessage:  # from ROS 2 through the gateway, still CDR
-                try:
-                    msg = materialize(msg)
-                except MalformedSampleError as exc:
-                    logging.getLogger("hprm.rclpy").warning(
-                        "dropped a malformed sample on %s: %s", sub.topic_name, exc
-                    )
-                    continue
+        for value in sub._port.value:
+            try:  # a RawMessage from ROS 2 through the gateway is decoded here
+                msg = materialize(value)
+            except MalformedSampleError as exc:
+                logging.getLogger("hprm.rclpy").warning(
+                    "dropped a malformed sample on %s: %s", sub.topic_name, exc
+                )
+                continue
             sub.callback(msg)
 
     return deliver
