@@ -147,6 +147,9 @@ def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int,
         )
         arrived = row["sent_ns"] + row["latency_ns"]
         row["transport_ns"] = (b_in - row["sent_ns"]) + (f_in - b_out) + (arrived - f_out)
+        # each node's own callback span: which model a slow variant spent its time in
+        for name, spans in (("agent", agent), ("detector", detector), ("fusion", fusion)):
+            row[f"{name}_ns"] = spans[stamp][1] - spans[stamp][0]
 
 
 def _tail(path: Path, lines: int = 40) -> str:

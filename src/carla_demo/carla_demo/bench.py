@@ -25,6 +25,7 @@ from .ab import VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
+NODE_SPANS = ("agent", "detector", "fusion")
 QUICK_FRAMES, QUICK_WARMUP = 20, 5
 
 
@@ -38,8 +39,9 @@ def _row(
     ms = sorted(r["latency_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :])
     controls = [[r["control"] for r in run["frames"]] for run in runs]
     same = all(c == controls[0] for c in controls[1:])
-    transport = [r["transport_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :]
-                 if "transport_ns" in r]  # fmt: skip
+    measured = [r for run in runs for r in run["frames"][run["warmup"] :]]
+    transport = [r["transport_ns"] / 1e6 for r in measured if "transport_ns" in r]
+    spans = {n: [r[f"{n}_ns"] / 1e6 for r in measured if f"{n}_ns" in r] for n in NODE_SPANS}
     return {
         "variant": variant,
         "runs": len(runs),
@@ -49,6 +51,8 @@ def _row(
         "p99_ms": _percentile(ms, 0.99),
         # between the nodes, on the critical path (latency minus its compute: carla_demo.timing)
         "transport_ms": statistics.median(transport) if transport else 0.0,
+        # the models' own time in each node (the floor's frame is all compute)
+        **{f"{n}_ms": statistics.median(v) for n, v in spans.items() if v},
         "same_controls_every_run": "n/a (1 run)" if len(runs) < 2 else "yes" if same else "NO",
         "controls_equal_floor": "n/a" if floor is None else "yes" if controls[0] == floor else "NO",
     }

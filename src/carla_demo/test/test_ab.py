@@ -52,6 +52,7 @@ def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(
         assert rows[variant]["controls_equal_floor"] == "yes", rows[variant]
         assert "overhead_ms" in rows[variant]
         assert rows[variant]["transport_ms"] > 0  # the nodes' timing files were read
+        assert 0 < rows[variant]["detector_ms"] < rows[variant]["median_ms"], rows[variant]
     assert (tmp_path / "ab.png").stat().st_size > 10_000
     assert "median_ms" in r.stdout and "hprm-decentralized" in r.stdout  # the table
 
