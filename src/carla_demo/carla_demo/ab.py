@@ -89,10 +89,13 @@ def run_variant(
     policy_weights: str | None = None,
     detector_weights: str | None = None,
     carla_host: str | None = None,
+    busy_poll: str | None = None,
     timeout_s: float | None = None,
     log: Path | None = None,
 ) -> dict[str, Any]:
-    """One run of `variant`; raises RuntimeError with the nodes' output when it fails."""
+    """One run of `variant`; raises RuntimeError with the nodes' output when it fails.
+    ``busy_poll``: the hprm variants' nodes spin that long before they sleep
+    (``hprm-ros run --busy-poll``)."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
@@ -116,9 +119,8 @@ def run_variant(
             _run_floor(report, frames, warmup, seed, policy_weights, detector_weights,
                        carla_host, timeout_s, out, environ)  # fmt: skip
         elif variant.startswith("hprm-"):
-            _run_hprm(
-                variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out, environ
-            )
+            _run_hprm(variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out,
+                      environ, busy_poll)  # fmt: skip
         else:
             _run_ros2(params, timeout_s, out, environ)
         if not report.exists():
@@ -195,6 +197,7 @@ def _run_hprm(
     timeout_s: float,
     out: Path,
     environ: dict[str, str],
+    busy_poll: str | None = None,
 ) -> None:
     files = node_files()
     cmd = [
@@ -209,6 +212,8 @@ def _run_hprm(
     if coordination == "decentralized":
         stp = f"{int(STP_PER_FRAME_S * total + 30)} s"
         cmd += [a for n in TWO_INPUT_NODES for a in ("--stp-offset", f"{n}={stp}")]
+    if busy_poll:
+        cmd += ["--busy-poll", busy_poll]
     for node, kvs in params.items():
         for kv in kvs:
             cmd += ["--param", f"{node}:{kv}"]

@@ -20,6 +20,7 @@ import sys
 from typing import Any
 
 from hprm_core import bench
+from hprm_core.cli import duration_arg
 
 from .ab import VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
@@ -73,6 +74,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--detector-weights", metavar="PATH", help="a yolov8n.onnx")
     p.add_argument("--carla-host", help="a CARLA server (default: the embedded world)")
     p.add_argument("--plot", metavar="PATH", help="write the box plot (PNG)")
+    p.add_argument("--busy-poll", type=duration_arg, metavar="DURATION",
+                   help="hprm variants: each node spins this long (or 'forever') before it "
+                   "sleeps, sparing the kernel wake-up per message; costs a core per node, "
+                   "for machines that have them")  # fmt: skip
     args = p.parse_args(argv)
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
@@ -113,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         "policy": args.policy_weights or "random weights",
         "detector": args.detector_weights or "random weights",
         "detector_device": inference_device(),
+        "busy_poll": args.busy_poll or "off",
     }
     ratios = {}
     for v in ("hprm-centralized", "hprm-decentralized"):
@@ -151,7 +157,8 @@ def _run_all(args, variants, frames, warmup, missing, skipped) -> dict[str, list
             results.setdefault(variant, []).append(
                 run_variant(variant, frames, warmup, seed=args.seed,
                             policy_weights=args.policy_weights,
-                            detector_weights=args.detector_weights, carla_host=args.carla_host)
+                            detector_weights=args.detector_weights, carla_host=args.carla_host,
+                            busy_poll=args.busy_poll)
             )  # fmt: skip
     return results
 

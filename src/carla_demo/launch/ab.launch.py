@@ -102,6 +102,7 @@ def _nodes(context):
             output="screen",
             parameters=[params[n]] if n in params else None,
             stp_offset=stp if coordination == "decentralized" and n in TWO_INPUT else None,
+            busy_poll=arg("busy_poll") or None,
         )
         for n in NODES
     ]
@@ -124,6 +125,12 @@ def generate_launch_description():
             DeclareLaunchArgument("detector_weights", default_value=""),
             DeclareLaunchArgument(
                 "report", default_value="", description="JSON file for latencies"
+            ),
+            DeclareLaunchArgument(
+                "busy_poll",
+                default_value="",
+                description="hprm variants: each node spins this long (or 'forever') before "
+                "it sleeps; for machines with a core to spare per node",
             ),
             OpaqueFunction(function=_nodes),
         ]

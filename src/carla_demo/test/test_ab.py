@@ -64,6 +64,12 @@ def test_hprm_report_has_every_frame_in_order(floor):
     assert all(r["latency_ns"] > 0 for r in report["frames"])
 
 
+def test_busy_polling_nodes_drive_the_same_way(floor):
+    """--busy-poll changes how the nodes wait for messages, never what they compute."""
+    report = run_variant("hprm-decentralized", FRAMES, WARMUP, busy_poll="1 ms")
+    assert _controls(report) == _controls(floor)
+
+
 def test_the_floor_is_reproducible_and_depends_on_the_seed(floor):
     assert _controls(run_variant("floor", FRAMES, WARMUP)) == _controls(floor)
     assert _controls(run_variant("floor", FRAMES, WARMUP, seed=1)) != _controls(floor)

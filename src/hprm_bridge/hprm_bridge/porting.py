@@ -127,8 +127,9 @@ def run_node(node: Any) -> int:
         run(reactor, timeout=timeout)
         return 0
     options: dict[str, Any] = {"timeout": timeout, "fast": bool(_SETTINGS.get("fast"))}
-    if _SETTINGS.get("stp_offset"):
-        options["stp_offset"] = _SETTINGS["stp_offset"]
+    for key in ("stp_offset", "busy_poll"):
+        if _SETTINGS.get(key):
+            options[key] = _SETTINGS[key]
     return run_self_described(
         reactor,
         _SETTINGS["name"],
@@ -154,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--listen-dir")
     p.add_argument("--timeout")
     p.add_argument("--stp-offset")
+    p.add_argument("--busy-poll", help="spin this long before sleeping (hprm_core busy_poll)")
     p.add_argument("--fast", action="store_true", help="logical time as fast as the nodes run")
     p.add_argument(
         "--describe",
@@ -187,6 +189,7 @@ def main(argv: list[str] | None = None) -> int:
         listen_dir=args.listen_dir,
         timeout=args.timeout,
         stp_offset=args.stp_offset,
+        busy_poll=args.busy_poll,
         fast=args.fast,
         describe=args.describe,
     )

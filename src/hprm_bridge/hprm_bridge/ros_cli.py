@@ -53,7 +53,7 @@ def _param_arg(text: str) -> tuple[str, str]:
     return node, rest
 
 
-def _stp_arg(text: str) -> tuple[str | None, str]:
+def _per_node_duration(text: str) -> tuple[str | None, str]:
     """``DURATION`` (every federate) or ``NODE=DURATION`` (that node's federate only)."""
     node, sep, value = text.rpartition("=")
     return (node if sep else None), duration_arg(value)
@@ -114,12 +114,19 @@ def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
 
 def _run(args: argparse.Namespace) -> int:
     timing = ["--timeout", args.timeout] if args.timeout else []
-    stp = {node: value for node, value in args.stp_offset}
-    unknown = sorted(set(stp) - {None} - {n for n, _ in args.nodes})
-    if unknown:
-        raise SystemExit(f"hprm-ros run: --stp-offset names no node {', '.join(unknown)}")
-    timing += ["--stp-offset", stp[None]] if None in stp else []
-    per_node = {n: ["--stp-offset", stp[n]] for n, _ in args.nodes if n in stp}
+    per_node: dict[str, list[str]] = {}
+    every_node: list[str] = []
+    for flag, given in (("--stp-offset", args.stp_offset), ("--busy-poll", args.busy_poll)):
+        by_node = dict(given)
+        unknown = sorted(set(by_node) - {None} - {n for n, _ in args.nodes})
+        if unknown:
+            raise SystemExit(f"hprm-ros run: {flag} names no node {', '.join(unknown)}")
+        if None in by_node:
+            # the gateway shares the nodes' STP offset; it does not spin (measured: no gain)
+            (timing if flag == "--stp-offset" else every_node).extend([flag, by_node[None]])
+        for n, _ in args.nodes:
+            if n in by_node:
+                per_node.setdefault(n, []).extend([flag, by_node[n]])
     extra = {}
     if args.node_services:
         if not args.bridge:
@@ -132,7 +139,7 @@ def _run(args: argparse.Namespace) -> int:
         extra[GATEWAY] += ["--config", args.bridge_config] if args.bridge_config else []
         for topic, (policy, offset) in args.tag_policy:
             extra[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
-    return launch_nodes(args, timing, extra, per_node)
+    return launch_nodes(args, timing + every_node, extra, per_node)
 
 
 def launch_nodes(
@@ -208,10 +215,15 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("run", help="run nodes as one federation (one process per node)")
     _node_options(r)
     r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "5 s"')
-    r.add_argument("--stp-offset", action="append", default=[], type=_stp_arg,
+    r.add_argument("--stp-offset", action="append", default=[], type=_per_node_duration,
                    metavar="[NODE=]DURATION",
                    help="decentralized: safe-to-process offset, of every node or of one "
                    "(repeatable; a node's own wins)")  # fmt: skip
+    r.add_argument("--busy-poll", action="append", default=[], type=_per_node_duration,
+                   metavar="[NODE=]DURATION",
+                   help="spin this long (or 'forever') before sleeping when idle, of every "
+                   "node or of one: no kernel wake-up per message, a CPU per spinning node "
+                   "(for machines with cores to spare; repeatable; a node's own wins)")  # fmt: skip
     r.add_argument("--bridge", action="store_true",
                    help="carry the topics the nodes leave open (no publisher, or no subscriber, "
                    "among them) to and from plain ROS 2, through a gateway federate")  # fmt: skip

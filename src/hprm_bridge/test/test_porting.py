@@ -77,9 +77,28 @@ def test_bad_command_lines_are_refused_before_anything_starts(tmp_path):
         ([tmp_path / "missing.py"], "node file not found"),
         ([NODES / "talker.py", NODES / "talker.py"], "two nodes are named alike"),
         ([NODES / "talker.py", "--timeout", "soon"], "--timeout"),
+        ([NODES / "talker.py", "--busy-poll", "talker=soon"], "--busy-poll"),
     ]:
         r = _hprm_ros(*args, timeout=60)
         assert r.returncode == 2 and why in r.stderr, (args, r.stderr)
+    r = _hprm_ros(NODES / "talker.py", "--busy-poll", "lisener=1 ms", timeout=60)
+    assert r.returncode == 1 and "--busy-poll names no node lisener" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_busy_poll_spins_the_node_it_names_and_only_that_node(coordination):
+    """--busy-poll NODE=forever: that node's federate spins while idle (most of
+    a CPU), the other sleeps; every message still arrives. Compared within the
+    run: a loaded machine shrinks the spinner's share, not the ratio's sense."""
+    nodes = [f"{name}={NODES / 'cpu_share.py'}" for name in ("spinner", "sleeper")]
+    r = _hprm_ros(NODES / "talker.py", *nodes, "--timeout", "500 ms", "--coordination",
+                  coordination, "--stp-offset", "30 ms",
+                  "--busy-poll", "spinner=forever")  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    found = dict(re.findall(r"^\[(\w+)\] HEARD 100 CPU_SHARE ([\d.]+)$", r.stdout, re.M))
+    assert set(found) == {"spinner", "sleeper"}, r.stdout  # both heard all 50 ticks x 2
+    spinner, sleeper = float(found["spinner"]), float(found["sleeper"])
+    assert spinner > 4 * max(sleeper, 0.02) and sleeper < 0.25, r.stdout
 
 
 @pytest.mark.ros2
