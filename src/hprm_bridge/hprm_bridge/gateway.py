@@ -192,7 +192,7 @@ class Gateway(Reactor):
         types = [t.msg_type for t in crossing if not parameter_services.is_parameter_topic(t.topic)]
         if len(types) < len(crossing):
             types += [parameter_services.srv_type(name) for name in parameter_services.SERVICES]
-        self._backend = open_backend(self.backend_kind, self.node_name, types)
+        self._backend = open_backend(self.backend_kind, self.node_name, types, loop=self)
         for t in crossing:
             if t.direction == "out" and not parameter_services.is_parameter_topic(t.topic):
                 qos = _qos_of(t)

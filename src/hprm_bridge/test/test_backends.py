@@ -12,19 +12,42 @@ from hprm_bridge.wire.dds_config import random_domain_id
 
 # A gateway backend (real rclpy) with two subscriptions for ported node /ported,
 # fed by a plain rclpy node: /y with a compatible QoS, /x best effort against the
-# backend's reliable subscription.
+# backend's reliable subscription. LOOP: given an event loop (as the gateway gives
+# its reactor), messages are taken in that loop's thread, else in the backend's.
 _RCLPY_ARRIVALS = """
-import threading, time
+import selectors, threading, time
 import rclpy
 from rclpy.qos import qos_profile_sensor_data
 from std_msgs.msg import String
 from hprm_bridge.backends.rclpy import RclpyBackend
 from hprm_bridge.wire.qos import QoSProfile
 
-backend = RclpyBackend("gw")
-got = []
+class Loop:  # a small real event loop in a thread of its own, as the gateway's scheduler
+    def __init__(self):
+        self.sel, self.lock, self.running = selectors.DefaultSelector(), threading.Lock(), True
+        self.thread = threading.Thread(target=self.run, name="the-loop")
+        self.thread.start()
+    def add_reader(self, f, callback):
+        with self.lock:
+            self.sel.register(f, selectors.EVENT_READ, callback)
+    def remove_reader(self, f):
+        with self.lock:
+            self.sel.unregister(f)
+    def run(self):
+        while self.running:
+            for key, _ in self.sel.select(0.01):
+                with self.lock:  # not after remove_reader returned: the file may be closed
+                    if key.fileobj in {k.fileobj for k in self.sel.get_map().values()}:
+                        key.data()
+
+loop = Loop() if LOOP else None
+backend = RclpyBackend("gw", loop)
+got, threads = [], set()
+def arrived(data):
+    got.append(data)
+    threads.add(threading.current_thread().name)
 for topic in ("/x", "/y"):
-    backend.subscription("std_msgs/msg/String", topic, got.append, QoSProfile(depth=10),
+    backend.subscription("std_msgs/msg/String", topic, arrived, QoSProfile(depth=10),
                          match=False, owners=["/ported"])
 rclpy.init()
 plain = rclpy.create_node("plain")
@@ -44,20 +67,30 @@ while time.monotonic() < end:
 spinning = False
 spinner.join()
 backend.close()
+if loop:
+    loop.running = False
+    loop.thread.join()
+print("THREADS", sorted(threads), flush=True)
 from hprm_bridge.raw_message import decode  # the backend hands over CDR bytes
 print("GOT", len(got), sorted({decode("std_msgs/msg/String", m).data for m in got}), flush=True)
 """
 
 
 @pytest.mark.ros2
-def test_the_rclpy_backend_takes_arrivals_in_its_own_thread_and_warns_of_incompatible_qos():
-    """Messages into the federation bypass rclpy's executor (a thread waits on
-    the subscriptions alone): they still arrive, the subscriptions' QoS events
-    are still handled there (rclpy's own warning, under the ported node's name,
-    as rclcpp words it), and close() stops that thread."""
+@pytest.mark.parametrize("loop", [False, True], ids=["own thread", "caller's loop"])
+def test_the_rclpy_backend_takes_arrivals_outside_rclpy_executor_and_warns_of_incompatible_qos(
+    loop,
+):
+    """Messages into the federation bypass rclpy's executor: a thread of the
+    backend's waits on the subscriptions alone, or, given an event loop, the
+    rmw wakes that loop (an eventfd it writes per message) and the loop's own
+    thread takes them. Either way they arrive, the subscriptions' QoS events
+    are still handled (rclpy's own warning, under the ported node's name, as
+    rclcpp words it), and close() stops what was started."""
     pytest.importorskip("rclpy", reason="needs a real ROS 2 Humble (source a Humble install)")
     env = dict(os.environ, ROS_DOMAIN_ID=str(random_domain_id()), ROS_LOCALHOST_ONLY="1")
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent(_RCLPY_ARRIVALS)], env=env,
+    code = f"LOOP = {loop}\n" + textwrap.dedent(_RCLPY_ARRIVALS)
+    r = subprocess.run([sys.executable, "-c", code], env=env,
                        capture_output=True, text=True, timeout=60)  # fmt: skip
     out = r.stdout + r.stderr
     assert r.returncode == 0, out
@@ -65,6 +98,7 @@ def test_the_rclpy_backend_takes_arrivals_in_its_own_thread_and_warns_of_incompa
     assert got, out
     count, topics = got[0].split(" ", 2)[1:]
     assert int(count) >= 20 and topics == "['y']", out
+    assert f"THREADS {['the-loop'] if loop else ['gateway-ros2-in']}" in out, out
     assert (
         "[ported]: New publisher discovered on topic '/x', offering incompatible QoS. "
         "No messages will be received from it. Last incompatible policy: RELIABILITY"

@@ -449,6 +449,27 @@ class Reactor:
 
         return np.empty(shape, dtype)
 
+    def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
+        """Call ``callback`` in the scheduler's own thread whenever ``fileobj``
+        (a socket, an eventfd: anything with ``fileno()``) is readable, while
+        the program waits for its next event. Any thread may call it.
+
+        Why: a driver thread that blocks on its device and schedules a
+        physical action must wake the scheduler's thread for every event, a
+        thread hand-off per message (~0.1 ms on a small machine, cold). A file
+        watched here wakes the scheduler itself, which reads it and schedules
+        the action in the same turn. ``callback`` runs while no reaction does:
+        it must not block, and it reaches the program only by scheduling
+        physical actions. Example, in a startup reaction::
+
+            self.add_reader(sock, lambda: self.arrived.schedule(sock.recv(4096)))
+        """
+        self._runtime().add_reader(fileobj, callback)
+
+    def remove_reader(self, fileobj: Any) -> None:
+        """Stop watching ``fileobj`` (from the next wait; before closing it)."""
+        self._runtime().remove_reader(fileobj)
+
     def _runtime(self) -> Scheduler:
         sched = self._sched
         if sched is None:

@@ -283,6 +283,57 @@ def test_zero_delay_cycle_is_rejected_naming_reactors_and_ports():
 
 
 @pytest.mark.parametrize("busy_poll", [0, "forever"])
+def test_a_watched_file_is_read_in_the_scheduler_thread_until_it_is_removed(busy_poll):
+    """add_reader: the scheduler itself reads a readable socket (no thread of
+    the reactor's own) and the physical actions its callback schedules arrive
+    in order; after remove_reader nothing reads the socket any more."""
+    import socket
+
+    class Device(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.reading = PhysicalAction()
+            self.ours, self.theirs = socket.socketpair()
+            self.ours.setblocking(False)
+            self.got, self.threads = [], set()
+
+        def readable(self):
+            self.threads.add(threading.get_ident())
+            for b in self.ours.recv(4096):
+                self.reading.schedule(b)
+
+        @reaction("startup")
+        def start(self):
+            self.threads.add(threading.get_ident())
+            self.add_reader(self.ours, self.readable)
+
+            def device():
+                for i in range(5):
+                    time.sleep(0.005)
+                    self.theirs.send(bytes([i]))
+
+            threading.Thread(target=device, daemon=True).start()
+
+        @reaction("reading")
+        def on_reading(self):
+            self.got.append(self.reading.value)
+            if len(self.got) == 5:
+                self.remove_reader(self.ours)
+                self.theirs.send(b"\xff")  # after the removal: stays in the socket
+                self.request_stop()
+
+    d = Device()
+    try:
+        run(d, timeout="5 s", busy_poll=busy_poll)
+        assert d.got == [0, 1, 2, 3, 4]
+        assert len(d.threads) == 1  # the callback ran in the reactions' (the scheduler's) thread
+        assert d.ours.recv(16) == b"\xff"
+    finally:
+        d.ours.close()
+        d.theirs.close()
+
+
+@pytest.mark.parametrize("busy_poll", [0, "forever"])
 def test_physical_action_scheduled_from_another_thread(busy_poll):
     """Also while the scheduler busy-polls: its spin must let the driver
     thread schedule (it gives up the GIL on every turn)."""

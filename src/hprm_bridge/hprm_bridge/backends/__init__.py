@@ -21,7 +21,7 @@ has the answer.
 
 The interface, as the gateway uses it::
 
-    backend = open_backend("auto", "hprm_gateway", msg_types)
+    backend = open_backend("auto", "hprm_gateway", msg_types, loop=gateway_reactor)
     publish = backend.publisher(msg_type, topic, qos, match=True, owners=["/talker"])
     backend.subscription(msg_type, topic, callback, qos, match=True, owners=["/listener"])
                                                  # callback(cdr_bytes)
@@ -44,9 +44,15 @@ KINDS = ("auto", "rclpy", "wire")
 log = logging.getLogger("hprm.gateway")
 
 
-def open_backend(kind: str, node_name: str, msg_types: list[str]) -> Any:
+def open_backend(kind: str, node_name: str, msg_types: list[str], loop: Any = None) -> Any:
     """The backend ``kind`` (one of :data:`KINDS`) for a gateway node named
-    ``node_name`` that carries ``msg_types`` (``pkg/msg/Name`` or ``pkg/srv/Name``)."""
+    ``node_name`` that carries ``msg_types`` (``pkg/msg/Name`` or ``pkg/srv/Name``).
+
+    ``loop`` (``add_reader``/``remove_reader``, as a reactor has): where the
+    rclpy backend can, the subscriptions' callbacks run in that loop's thread,
+    woken by the rmw itself, rather than in a thread of the backend's, which
+    would have to wake the loop's for every message. The wire client's
+    callbacks run in its own thread whatever is given."""
     if kind not in KINDS:
         raise ValueError(f"backend must be one of {KINDS}, not {kind!r}")
     if kind in ("auto", "rclpy"):
@@ -54,7 +60,7 @@ def open_backend(kind: str, node_name: str, msg_types: list[str]) -> Any:
         if why is None:
             from hprm_bridge.backends.rclpy import RclpyBackend
 
-            return RclpyBackend(node_name)
+            return RclpyBackend(node_name, loop)
         if kind == "rclpy":
             raise RuntimeError(f"the rclpy backend cannot run here: {why}")
         log.info("gateway: the wire client carries the topics (%s)", why)

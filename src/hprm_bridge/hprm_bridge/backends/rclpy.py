@@ -12,15 +12,23 @@ federation's answer, which rclpy's executor allows.
 Messages into the federation do not go through rclpy's executor: its Python
 wait loop rebuilds the wait set around every message (every entity of every
 node, QoS event handlers included) and holds the GIL while the gateway's
-scheduler waits for it. A thread of their own (:class:`_Arrivals`) waits on
-the subscriptions alone and hands each message on as it comes; the executor
-keeps the timer, the services and everything else.
+scheduler waits for it. Given the gateway's event loop, the rmw itself tells
+of each message by writing to an eventfd that loop watches (:class:`_InLoop`),
+and the gateway's scheduler thread takes the message: no thread of ours is
+woken in between. Without a loop, or where that callback cannot be set, a
+thread of their own (:class:`_Arrivals`) waits on the subscriptions and hands
+each message on; it also waits on their QoS events in both cases. The
+executor keeps the timer, the services and everything else.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
+import os
+import platform
+import sys
 import threading
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -58,12 +66,38 @@ MATCH_PERIOD_S = 0.25  # how often followed endpoints look at the graph again
 _UNSET_NS = (0, 0x7FFFFFFFFFFFFFFF)  # rmw's "not set" and "infinite" durations
 
 
+def _new_message_callback() -> tuple[Any, int] | None:
+    """rcl's setter of a subscription's new-message callback, and libc's
+    ``eventfd_write`` as that callback, where the call is sound; else None.
+
+    rmw calls ``callback(const void *user_data, size_t count)`` from its own
+    thread for each message. With an eventfd's number as ``user_data``,
+    ``eventfd_write(int fd, uint64_t value)`` is such a callback on the 64-bit
+    Linux ABIs ROS 2 ships for (x86-64, aarch64): both pass the first two
+    integer arguments in registers, and an int is read from the low half of
+    the first. rmw's thread then adds the count to the eventfd: no Python, no
+    GIL, no thread of ours to wake. Elsewhere (another ABI, an rcl without the
+    setter) the arrivals keep their thread."""
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"):
+        return None
+    try:
+        setter = ctypes.CDLL("librcl.so").rcl_subscription_set_on_new_message_callback
+        callback = ctypes.cast(ctypes.CDLL(None).eventfd_write, ctypes.c_void_p).value
+    except (OSError, AttributeError):
+        return None
+    setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    setter.restype = ctypes.c_int
+    return (setter, callback) if callback else None
+
+
 class RclpyBackend:
-    """See :mod:`hprm_bridge.backends` for the interface."""
+    """See :mod:`hprm_bridge.backends` for the interface. ``loop``: an object
+    with ``add_reader``/``remove_reader`` (the gateway reactor) in whose thread
+    the subscriptions' callbacks then run."""
 
     name = "rclpy"
 
-    def __init__(self, node_name: str) -> None:
+    def __init__(self, node_name: str, loop: Any = None) -> None:
         self._context = Context()
         # The gateway is a federate: Ctrl-C stops the federation, not rclpy
         rclpy.init(context=self._context, signal_handler_options=SignalHandlerOptions.NO)
@@ -73,7 +107,9 @@ class RclpyBackend:
         self._gateway = f"/{node_name}"
         self._node_for([])
         self._followers: list[_Follower] = []
-        self._arrivals = _Arrivals(self._context)
+        notify = _new_message_callback() if loop is not None else None
+        self._in_loop = _InLoop(*notify, loop) if notify is not None else None
+        self._arrivals = _Arrivals(self._context, takes_messages=self._in_loop is None)
         # QoS matching looks at the graph on a timer of the executor, which also
         # bounds how long a spin waits: a spin given a timeout would build an rcl
         # timer on every wait (rclpy's executor), a cost on every message
@@ -116,8 +152,10 @@ class RclpyBackend:
         owners: list[str],
     ) -> None:
         follower = _Follower(self._node_for(owners), msg_type, topic, qos, callback,
-                             self._arrivals)  # fmt: skip
+                             self._arrivals, self._in_loop)  # fmt: skip
         self._arrivals.add(follower)
+        if self._in_loop is not None:
+            self._in_loop.add(follower)
         if match:
             self._followers.append(follower)
 
@@ -165,6 +203,8 @@ class RclpyBackend:
             follower.match(own)
 
     def close(self) -> None:
+        if self._in_loop is not None:
+            self._in_loop.close()
         self._arrivals.close()
         self._executor.shutdown(timeout_sec=1)
         for node in self._nodes.values():
@@ -190,10 +230,12 @@ class _Elsewhere(CallbackGroup):
 class _Arrivals:
     """One thread that waits on the gateway's subscriptions alone (rcl's wait
     set, as rclpy's executor builds it, minus everything else) and calls each
-    one's callback with every message it takes."""
+    one's callback with every message it takes; with ``takes_messages`` False
+    (:class:`_InLoop` takes them), on their QoS events only."""
 
-    def __init__(self, context: Context) -> None:
+    def __init__(self, context: Context, takes_messages: bool = True) -> None:
         self._context = context
+        self._takes = takes_messages
         self.group = _Elsewhere()
         self._followers: list[_Follower] = []
         self._wake = GuardCondition(None, None, context=context)  # the set changed, or close
@@ -250,6 +292,8 @@ class _Arrivals:
         for entity in (*[s.handle for s in subs], *events, self._wake.handle,
                        self._context.handle):  # fmt: skip
             stack.enter_context(entity)
+        if not self._takes:
+            subs = []  # entered above all the same: their event handlers need them alive
         wait_set = _rclpy.WaitSet(len(subs), 1, 0, 0, 0, len(events), self._context.handle)
         return subs, events, wait_set
 
@@ -268,12 +312,69 @@ class _Arrivals:
         for sub in subs:
             if sub.handle.pointer not in ready:
                 continue
-            try:
-                taken = sub.handle.take_message(sub.msg_type, sub.raw)
-            except Exception:  # replaced and destroyed since (QoS matching)
-                continue
+            taken = _take(sub)
             if taken is not None:
-                sub.callback(taken[0])
+                sub.callback(taken)
+
+
+def _take(sub: Any) -> bytes | None:
+    """The next message's CDR, or None (none left; or replaced and destroyed
+    since by QoS matching)."""
+    try:
+        taken = sub.handle.take_message(sub.msg_type, sub.raw)
+    except Exception:
+        return None
+    return None if taken is None else taken[0]
+
+
+class _InLoop:
+    """The subscriptions' messages taken in the thread of ``loop`` (the
+    gateway's scheduler), woken by an eventfd the rmw writes for each message
+    (:func:`_new_message_callback`)."""
+
+    def __init__(self, setter: Any, callback: int, loop: Any) -> None:
+        self._set, self._callback, self._loop = setter, callback, loop
+        self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+        self._followers: list[_Follower] = []
+        loop.add_reader(self, self._take_all)
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def watch(self, entity: Any, topic: str) -> None:
+        """Have the rmw count ``entity``'s messages into the eventfd (those
+        already waiting at once)."""
+        rc = self._set(entity.handle.pointer, self._callback, self._fd)
+        if rc != 0:
+            raise RuntimeError(f"{topic}: rcl refused a new-message callback (rcl error {rc})")
+
+    def unwatch(self, entity: Any) -> None:
+        """Before ``entity`` is destroyed: rmw calls nothing for it after this."""
+        self._set(entity.handle.pointer, None, None)
+
+    def add(self, follower: _Follower) -> None:
+        self._followers.append(follower)
+
+    def _take_all(self) -> None:
+        try:
+            os.eventfd_read(self._fd)
+        except BlockingIOError:
+            return
+        for follower in self._followers:
+            while True:
+                with follower.lock:  # never a subscription being replaced
+                    taken = _take(follower.entity)
+                if taken is None:
+                    break
+                assert follower.arrived is not None
+                follower.arrived(taken)
+
+    def close(self) -> None:
+        self._loop.remove_reader(self)
+        for follower in self._followers:
+            with follower.lock:
+                self.unwatch(follower.entity)
+        os.close(self._fd)
 
 
 def _run_now(coroutine: Any) -> None:
@@ -288,12 +389,14 @@ class _Follower:
 
     def __init__(self, node: Node, msg_type: str, topic: str, qos: QoSProfile,
                  arrived: Callable[[bytes], None] | None,
-                 arrivals: _Arrivals | None = None) -> None:  # fmt: skip
+                 arrivals: _Arrivals | None = None,
+                 in_loop: _InLoop | None = None) -> None:  # fmt: skip
         self.node, self.topic, self.base = node, topic, qos
         self.cls = ros_class(msg_type)
         self.arrived = arrived
         self.arrivals = arrivals
-        self.lock = threading.Lock()  # a publish never meets a publisher being replaced
+        self.in_loop = in_loop
+        self.lock = threading.Lock()  # a publish or a take never meets its entity replaced
         self.qos = qos
         self.entity = self._open(qos)
 
@@ -301,10 +404,13 @@ class _Follower:
         if self.arrived is None:
             return self.node.create_publisher(self.cls, self.topic, _to_ros(qos))
         assert self.arrivals is not None
-        return self.node.create_subscription(
+        sub = self.node.create_subscription(
             self.cls, self.topic, self.arrived, _to_ros(qos), raw=True,
             callback_group=self.arrivals.group,
         )  # fmt: skip
+        if self.in_loop is not None:
+            self.in_loop.watch(sub, self.topic)
+        return sub
 
     def match(self, own: set[tuple[str, str]]) -> None:
         publisher = self.arrived is None
@@ -320,6 +426,8 @@ class _Follower:
             old, self.entity, self.qos = self.entity, new, want
         if self.arrivals is not None:
             self.arrivals.changed()
+        if self.in_loop is not None:
+            self.in_loop.unwatch(old)
         (self.node.destroy_publisher if publisher else self.node.destroy_subscription)(old)
         log.info("%s", follow_note(publisher, self.topic, want, len(peers)))
 
