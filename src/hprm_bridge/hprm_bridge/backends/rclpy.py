@@ -367,7 +367,10 @@ class _InLoop:
                 if taken is None:
                     break
                 assert follower.arrived is not None
-                follower.arrived(taken)
+                try:  # as the arrival thread would: the scheduler's thread must go on
+                    follower.arrived(taken)
+                except Exception:
+                    log.exception("gateway: a message from ROS 2 on %s was lost", follower.topic)
 
     def close(self) -> None:
         self._loop.remove_reader(self)
