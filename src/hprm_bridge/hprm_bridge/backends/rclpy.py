@@ -354,18 +354,30 @@ class _InLoop:
 
     def add(self, follower: _Follower) -> None:
         self._followers.append(follower)
+        self.poke()  # what came between its watch() and now
+
+    def poke(self) -> None:
+        """Look at every subscription again: one was added, or replaced (its
+        messages may have been counted while the old one was still taken from)."""
+        with contextlib.suppress(OSError):  # closed: the gateway is stopping
+            os.eventfd_write(self._fd, 1)
 
     def _take_all(self) -> None:
         try:
             os.eventfd_read(self._fd)
         except BlockingIOError:
             return
-        for follower in self._followers:
-            while True:
+        # one message per subscription per round: topics interleave as they arrived,
+        # none waits behind another's backlog
+        more = True
+        while more:
+            more = False
+            for follower in self._followers:
                 with follower.lock:  # never a subscription being replaced
                     taken = _take(follower.entity)
                 if taken is None:
-                    break
+                    continue
+                more = True
                 assert follower.arrived is not None
                 try:  # as the arrival thread would: the scheduler's thread must go on
                     follower.arrived(taken)
@@ -377,7 +389,8 @@ class _InLoop:
         for follower in self._followers:
             with follower.lock:
                 self.unwatch(follower.entity)
-        os.close(self._fd)
+        fd, self._fd = self._fd, -1
+        os.close(fd)
 
 
 def _run_now(coroutine: Any) -> None:
@@ -431,6 +444,7 @@ class _Follower:
             self.arrivals.changed()
         if self.in_loop is not None:
             self.in_loop.unwatch(old)
+            self.in_loop.poke()
         (self.node.destroy_publisher if publisher else self.node.destroy_subscription)(old)
         log.info("%s", follow_note(publisher, self.topic, want, len(peers)))
 
