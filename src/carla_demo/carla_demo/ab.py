@@ -38,6 +38,7 @@ NODES = ("sim", "agent", "detector", "fusion")
 # out the offset before it could start.
 STP_PER_FRAME_S = 2.0
 TWO_INPUT_NODES = ("agent", "fusion")
+TIMED_NODES = ("agent", "detector", "fusion")  # each notes its callback's span per frame
 
 
 def node_files() -> dict[str, Path]:
@@ -138,7 +139,7 @@ def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int,
     from the moment the sim's observation was ready (it includes building and publishing
     the messages); a branch that began before the sim's last publish is no error (plain
     ROS 2 delivers the image while the sim still publishes the rest)."""
-    agent, detector, fusion = (nodes.get(n, {}) for n in ("agent", "detector", "fusion"))
+    agent, detector, fusion = (nodes.get(n, {}) for n in TIMED_NODES)
     for row in report["frames"]:
         stamp = row.get("stamp_ns")
         if stamp not in agent or stamp not in detector or stamp not in fusion:
@@ -150,7 +151,7 @@ def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int,
         arrived = row["sent_ns"] + row["latency_ns"]
         row["transport_ns"] = (b_in - row["sent_ns"]) + (f_in - b_out) + (arrived - f_out)
         # each node's own callback span: which model a slow variant spent its time in
-        for name, spans in (("agent", agent), ("detector", detector), ("fusion", fusion)):
+        for name, spans in zip(TIMED_NODES, (agent, detector, fusion), strict=True):
             row[f"{name}_ns"] = spans[stamp][1] - spans[stamp][0]
 
 

@@ -22,11 +22,10 @@ from typing import Any
 from hprm_core import bench
 from hprm_core.cli import duration_arg
 
-from .ab import VARIANTS, rclpy_missing, run_variant
+from .ab import TIMED_NODES, VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
-NODE_SPANS = ("agent", "detector", "fusion")
 QUICK_FRAMES, QUICK_WARMUP = 20, 5
 
 
@@ -42,7 +41,7 @@ def _row(
     same = all(c == controls[0] for c in controls[1:])
     measured = [r for run in runs for r in run["frames"][run["warmup"] :]]
     transport = [r["transport_ns"] / 1e6 for r in measured if "transport_ns" in r]
-    spans = {n: [r[f"{n}_ns"] / 1e6 for r in measured if f"{n}_ns" in r] for n in NODE_SPANS}
+    spans = {n: [r[f"{n}_ns"] / 1e6 for r in measured if f"{n}_ns" in r] for n in TIMED_NODES}
     return {
         "variant": variant,
         "runs": len(runs),

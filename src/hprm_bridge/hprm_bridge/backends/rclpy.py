@@ -109,6 +109,10 @@ class RclpyBackend:
         self._followers: list[_Follower] = []
         notify = _new_message_callback() if loop is not None else None
         self._in_loop = _InLoop(*notify, loop) if notify is not None else None
+        if loop is not None and notify is None:
+            log.info("gateway: no rmw new-message callback usable here (%s %s): messages "
+                     "from ROS 2 are taken by a thread of their own", sys.platform,
+                     platform.machine())  # fmt: skip
         self._arrivals = _Arrivals(self._context, takes_messages=self._in_loop is None)
         # QoS matching looks at the graph on a timer of the executor, which also
         # bounds how long a spin waits: a spin given a timeout would build an rcl
