@@ -77,10 +77,15 @@ def _ext_modules() -> list:
         # colcon reads setup.py's stdout for the package's metadata: mypyc's notes go to stderr.
         with contextlib.redirect_stdout(sys.stderr):
             # Only the compiled modules must type-check; the rest is imported as is.
+            # Against the standard library and hprm_core alone: mypy would otherwise
+            # follow serialization's lazy `import torch` into whatever the environment
+            # holds (6,640 modules and minutes on a GPU machine), and the C would
+            # depend on what else is installed.
             return mypycify(
                 [
                     "--follow-imports=silent",
                     "--ignore-missing-imports",
+                    "--no-site-packages",
                     *(f"{PACKAGE}/{m}.py" for m in compiled.COMPILED),
                 ],
                 opt_level="3",
