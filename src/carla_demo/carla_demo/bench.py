@@ -19,7 +19,7 @@ import statistics
 import sys
 from typing import Any
 
-from hprm_core import bench
+from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
 from .ab import TIMED_NODES, VARIANTS, rclpy_missing, run_variant
@@ -118,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
         "detector": args.detector_weights or "random weights",
         "detector_device": inference_device(),
         "busy_poll": args.busy_poll or "off",
+        "compiled": compiled.is_compiled(),  # the HPRM variants' runtime (same environment)
     }
     ratios = {}
     for v in ("hprm-centralized", "hprm-decentralized"):

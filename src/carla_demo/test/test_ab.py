@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from carla_demo.ab import rclpy_missing, run_variant
+from hprm_core import compiled
 
 FRAMES, WARMUP = 4, 2
 LAUNCH = Path(__file__).resolve().parent.parent / "launch" / "ab.launch.py"
@@ -45,6 +46,7 @@ def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(
     assert r.returncode == 0, r.stdout + r.stderr
     assert "random weights" in r.stderr  # said loudly
     doc = json.loads(out.read_text())
+    assert doc["params"]["compiled"] == compiled.is_compiled()  # which runtime build ran
     rows = {row["variant"]: row for row in doc["results"]}
     for variant in ("hprm-centralized", "hprm-decentralized"):
         assert rows[variant]["frames"] == 3 * FRAMES, rows[variant]

@@ -38,10 +38,11 @@ from hprm_core import gatekeeper, transport
 from hprm_core.object_store import ArenaMap, Ref, Store, recv_arena_fds, send_arena_fds
 from hprm_core.serialization import (
     ITEM_REF,
+    Item,
+    PlainPickler,
     SerializationError,
+    Serialized,
     deserialize,
-    make_resolver,
-    parse_header,
     serialize,
 )
 from hprm_core.transport import Connection, Frame
@@ -57,23 +58,6 @@ _FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
 #: peer fast path checks it too
 INLINE_KIND, _FULL_KIND = _INLINE[0], _FULL[0]
 _HEADER_LEN = struct.Struct("<I")
-
-
-class _ThresholdProbe:
-    """pickle's buffer_callback for the fast path: notes whether any buffer
-    reaches the threshold (and keeps such a buffer out of band, uncopied)."""
-
-    __slots__ = ("big", "threshold")
-
-    def __init__(self) -> None:
-        self.threshold = 0
-        self.big = False
-
-    def __call__(self, pb: pickle.PickleBuffer) -> bool:
-        if pb.raw().nbytes >= self.threshold:
-            self.big = True
-            return False
-        return True
 
 
 class DataPlane:
@@ -104,7 +88,7 @@ class DataPlane:
         self._served: dict[int, Connection] = {}  # consumer federate -> its channel to us
         self._served_early: set[int] = set()  # consumers served by _serve_until_readable
         self._lock = threading.Lock()
-        self._probe = _ThresholdProbe()  # reused: sends happen in the scheduler thread
+        self._plain = PlainPickler()  # reused: sends happen in the scheduler thread
 
     # -- lifecycle ----------------------------------------------------------------------
 
@@ -154,26 +138,16 @@ class DataPlane:
     ) -> list[bytes | memoryview]:
         """Frame payload parts for ``value`` going to ``receivers`` (one hold
         each). References when shared memory is available, else streamed."""
-        if mode == "pickle":
-            # Fast path for small values (the common case): one C-level dumps.
-            # A buffer over the threshold aborts it (handed out of band here,
-            # so nothing large is copied) in favour of the full serializer.
-            probe = self._probe
-            probe.threshold, probe.big = threshold, False
-            try:
-                data = pickle.dumps(value, protocol=5, buffer_callback=probe)
-            except Exception:
-                pass  # the full serializer below says what cannot be pickled
-            else:
-                if not probe.big and len(data) < threshold:
-                    return [_INLINE, data]
-        s = serialize(
-            value,
-            store=self.local_store(),
-            arenas=self.arenas if self.directory is not None else None,
-            threshold=threshold,
-            mode=mode,
-        )
+        store = self.local_store()
+        arenas = self.arenas if self.directory is not None else None
+        s: Serialized | None = None
+        if mode == "pickle":  # one C-level pass for nearly every value (see PlainPickler)
+            out = self._plain.dumps(value, threshold, store, arenas)
+            if isinstance(out, bytes):
+                return [_INLINE, out]
+            s = out
+        if s is None:
+            s = serialize(value, store=store, arenas=arenas, threshold=threshold, mode=mode)
         with s:
             for r in receivers:
                 s.share(r)
@@ -211,26 +185,28 @@ class DataPlane:
         (hlen,) = _HEADER_LEN.unpack_from(payload)
         header = payload[_HEADER_LEN.size : _HEADER_LEN.size + hlen]
         rest = payload[_HEADER_LEN.size + hlen :]
-        _, items, _ = parse_header(header)
-        raw: list[Any] = []
         pos = 0
-        for item in items:
+
+        # deserialize() parses the header once and asks for each item in order
+        def resolve(item: Item) -> Any:
+            nonlocal pos
             if item.kind == ITEM_REF:
                 assert item.ref is not None
                 self._ensure_mapped(src, item.ref)
-            else:
-                chunk = rest[pos : pos + item.length]
-                if len(chunk) != item.length:
-                    raise SerializationError(
-                        f"streamed buffer {item.raw_index} truncated ({len(chunk)} of "
-                        f"{item.length} bytes)"
-                    )
-                raw.append(bytearray(chunk) if copy_raw else chunk)
-                pos += item.length
-        return deserialize(header, make_resolver(self.arenas, raw, owner=src), mode=mode)
+                return self.arenas.view(item.ref, src)
+            chunk = rest[pos : pos + item.length]
+            if len(chunk) != item.length:
+                raise SerializationError(
+                    f"streamed buffer {item.raw_index} truncated ({len(chunk)} of "
+                    f"{item.length} bytes)"
+                )
+            pos += item.length
+            return bytearray(chunk) if copy_raw else chunk
+
+        return deserialize(header, resolve, mode=mode)
 
     def _ensure_mapped(self, src: int, ref: Ref) -> None:
-        if any(a.arena_id == ref.arena_id for a in self.arenas.arenas):
+        if ref.arena_id in self.arenas:
             return
         if self.directory is None:
             raise SerializationError(f"{ref.describe()}: shared memory reference over a TCP link")
@@ -248,7 +224,7 @@ class DataPlane:
         self._serve_until_readable(conn)
         for info in recv_arena_fds(conn.sock):
             self.arenas.attach(info.arena_id, info.fd, info.size, owner=src)
-        if not any(a.arena_id == ref.arena_id for a in self.arenas.arenas):
+        if ref.arena_id not in self.arenas:
             who = self.peer_names.get(src, src)
             raise SerializationError(f"{ref.describe()}: federate {who} does not have that arena")
 

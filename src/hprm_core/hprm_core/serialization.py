@@ -85,6 +85,7 @@ __all__ = [
     "ITEM_RAW",
     "ITEM_REF",
     "Item",
+    "PlainPickler",
     "SerializationError",
     "Serialized",
     "deserialize",
@@ -228,6 +229,74 @@ class _Sink:
         for holder, ref in self.holds:
             holder.release(ref)
         self.holds.clear()
+
+
+class PlainPickler:
+    """The data plane's fast path in pickle mode: one pass of C pickle.
+
+    :func:`serialize`'s pickler calls Python (``persistent_id``) for each of
+    the dozens of objects in a ROS message, and a value with a large buffer
+    used to be pickled twice: once to learn it was large, once to send it.
+    Here C pickle runs alone and only a buffer reaching the threshold calls
+    back, which puts it out of band as :func:`serialize` would. What plain
+    pickle cannot do well comes back as ``None`` for :func:`serialize` to
+    do: an object it refuses (memoryview, Arrow tensor) or a large one it
+    left in the stream (``bytes``, a non-contiguous array). One instance per
+    sending thread: it is reused and not locked.
+
+    >>> p = PlainPickler()
+    >>> p.dumps({"id": 7}, threshold=1024)[:2]
+    b'\\x80\\x05'
+    >>> s = p.dumps({"img": np.zeros(4096, np.uint8)}, threshold=1024)
+    >>> len(s.items), s.raw[0].nbytes
+    (1, 4096)
+    >>> p.dumps(bytes(4096), threshold=1024) is None
+    True
+    """
+
+    __slots__ = ("_arenas", "_sink", "_store", "_threshold")
+
+    def __init__(self) -> None:
+        self._store: Store | None = None
+        self._arenas: ArenaMap | None = None
+        self._sink: _Sink | None = None
+        self._threshold = 0
+
+    def dumps(
+        self,
+        obj: Any,
+        threshold: int = DEFAULT_THRESHOLD,
+        store: Store | None = None,
+        arenas: ArenaMap | None = None,
+    ) -> bytes | Serialized | None:
+        """``bytes`` for a small value with no large buffer (sent as they are),
+        a :class:`Serialized` when its large buffers went out of band (into
+        ``store``, or forwarded from ``arenas``, as :func:`serialize` puts
+        them), ``None`` when :func:`serialize` must do it."""
+        self._threshold, self._store, self._arenas = threshold, store, arenas
+        data = None
+        try:
+            data = pickle.dumps(obj, protocol=5, buffer_callback=self._out_of_band)
+        except Exception:
+            pass  # serialize() says what cannot be pickled
+        finally:
+            sink, self._sink, self._store, self._arenas = self._sink, None, None, None
+            if sink is not None and (data is None or len(data) >= threshold):
+                sink.release()  # on any failure or fallback: no block stays held
+        if data is None or len(data) >= threshold:
+            return None
+        if sink is None:
+            return data
+        return Serialized("pickle", data, sink.items, sink.holds, sink.keep)
+
+    def _out_of_band(self, pb: pickle.PickleBuffer) -> bool:
+        raw = pb.raw()  # numpy only hands out contiguous buffers
+        if raw.nbytes < self._threshold:
+            return True  # in-band
+        if self._sink is None:
+            self._sink = _Sink(self._store, self._arenas, self._threshold)
+        self._sink.add(raw)
+        return False
 
 
 def _to_sink(sink: _Sink, pb: pickle.PickleBuffer) -> bool:

@@ -8,6 +8,7 @@ import gc
 import json
 import os
 import pathlib
+import pickle
 import random
 import socket
 import struct
@@ -26,7 +27,9 @@ from hprm_core.serialization import (
     DEFAULT_THRESHOLD,
     ITEM_RAW,
     ITEM_REF,
+    PlainPickler,
     SerializationError,
+    Serialized,
     deserialize,
     make_resolver,
     parse_header,
@@ -196,6 +199,66 @@ def test_round_trip_through_the_store_is_zero_copy_on_the_receiver(shm, mode, na
     for r in rels:
         store.release(r.ref, "consumer")
     assert store.stats()["blocks"] == 0
+
+
+# What C pickle alone cannot send well: it refuses memoryviews and Arrow tensors, and
+# leaves large bytes, bytearrays and non-contiguous arrays in its stream.
+PLAIN_FALLS_BACK = {"big bytes", "big bytearray", "non-contiguous", "big memoryview",
+                    "typed memoryview", "arrow tensor"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", [*BOTH_MODES, *PICKLE_ONLY])
+def test_plain_pickler_sends_what_serialize_sends_in_one_pass(shm, name):
+    """The data plane's fast path: small values as plain pickle bytes, large buffers
+    out of band into the store, the rest left to serialize(); every path arrives."""
+    store, amap = shm
+    obj = {**BOTH_MODES, **PICKLE_ONLY}[name]
+    with serialize(obj, store=store) as full:
+        n_items = len(full.items)
+    out = PlainPickler().dumps(obj, store=store, arenas=amap)
+    if name in PLAIN_FALLS_BACK:
+        assert out is None
+        assert store.stats()["blocks"] == 0  # whatever it put in the store, it let go
+        return
+    if n_items == 0:
+        assert isinstance(out, bytes)
+        assert same(obj, pickle.loads(out))
+        return
+    assert isinstance(out, Serialized)
+    with out:
+        assert len(out.refs) == n_items and out.raw == []
+        out.share("consumer")
+        header = out.pack_header()
+    got = deserialize(header, make_resolver(arenas=amap))
+    assert same(obj, got)
+    del got
+    gc.collect()
+    for r in amap.take_releases():
+        store.release(r.ref, "consumer")
+    assert store.stats()["blocks"] == 0
+
+
+def test_plain_pickler_forwards_a_received_array_without_a_copy(shm):
+    store, amap = shm
+    with serialize(big_array(), store=store) as s:
+        s.share("B")
+        header = s.pack_header()
+    received = deserialize(header, make_resolver(arenas=amap))
+    with PlainPickler().dumps({"fwd": received}, store=store, arenas=amap) as s2:
+        assert s2.refs == s.refs and store.stats()["blocks"] == 1
+    del received
+    gc.collect()
+    for r in amap.take_releases():
+        store.release(r.ref, "B")
+    assert store.stats()["blocks"] == 0
+
+
+def test_plain_pickler_without_a_store_streams_large_buffers():
+    arr = big_array()
+    s = PlainPickler().dumps([arr, 1])
+    assert s.refs == [] and [m.nbytes for m in s.raw] == [arr.nbytes]
+    got = deserialize(s.pack_header(), make_resolver(raw=s.raw))
+    assert same([arr, 1], got)
 
 
 def test_zero_copy_produce_puts_no_payload_bytes_in_the_header(shm):

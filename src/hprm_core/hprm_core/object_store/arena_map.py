@@ -123,6 +123,11 @@ class ArenaMap:
         for i in ids:
             self.detach(i)
 
+    def __contains__(self, arena_id: int) -> bool:
+        """Whether arena ``arena_id`` is attached (asked per received reference:
+        a dict lookup, no list of :attr:`arenas` built)."""
+        return arena_id in self._maps
+
     @property
     def arenas(self) -> list[ArenaInfo]:
         """Attached arenas with the fds this map holds (to forward them)."""
