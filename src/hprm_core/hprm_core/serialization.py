@@ -274,22 +274,26 @@ class PlainPickler:
         ``store``, or forwarded from ``arenas``, as :func:`serialize` puts
         them), ``None`` when :func:`serialize` must do it."""
         self._threshold, self._store, self._arenas = threshold, store, arenas
-        data = None
         try:
-            data = pickle.dumps(obj, protocol=5, buffer_callback=self._out_of_band)
-        except Exception:
-            pass  # serialize() says what cannot be pickled
-        finally:
-            sink, self._sink, self._store, self._arenas = self._sink, None, None, None
-            if sink is not None and (data is None or len(data) >= threshold):
-                sink.release()  # on any failure or fallback: no block stays held
-        if data is None or len(data) >= threshold:
+            data = pickle.dumps(obj, protocol=5, buffer_callback=self)
+        except BaseException as exc:
+            if self._sink is not None:
+                self._sink.release()  # no block stays held
+                self._sink = None
+            if isinstance(exc, Exception):
+                return None  # serialize() says what cannot be pickled
+            raise
+        sink = self._sink
+        if sink is None:  # the common case: nothing large
+            return data if len(data) < threshold else None
+        self._sink = None
+        if len(data) >= threshold:
+            sink.release()
             return None
-        if sink is None:
-            return data
         return Serialized("pickle", data, sink.items, sink.holds, sink.keep)
 
-    def _out_of_band(self, pb: pickle.PickleBuffer) -> bool:
+    def __call__(self, pb: pickle.PickleBuffer) -> bool:
+        """pickle's buffer_callback (the instance itself: no bound method per call)."""
         raw = pb.raw()  # numpy only hands out contiguous buffers
         if raw.nbytes < self._threshold:
             return True  # in-band
