@@ -241,8 +241,8 @@ class PlainPickler:
     back, which puts it out of band as :func:`serialize` would. What plain
     pickle cannot do well comes back as ``None`` for :func:`serialize` to
     do: an object it refuses (memoryview, Arrow tensor) or a large one it
-    left in the stream (``bytes``, a non-contiguous array). One instance per
-    sending thread: it is reused and not locked.
+    left in the stream (``bytes``, ``bytearray``, a non-contiguous array).
+    One instance per sending thread: it is reused and not locked.
 
     >>> p = PlainPickler()
     >>> p.dumps({"id": 7}, threshold=1024)[:2]
