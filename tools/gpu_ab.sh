@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The CARLA demo's A/B on a GPU machine that reaches no package registry (such as the
+# lent device machine: torch, onnxruntime and numpy are there, the rest is not).
+#
+#   tools/gpu_ab.sh fetch [PYTHON_VERSION]   # here: wheels for that Python (default 3.12) into $WHEELS
+#   tools/gpu_ab.sh run [carla-ab options]   # there: install them, compile the runtime, run carla-ab
+#
+# `run` writes its logs, JSON and plot to $OUT (default ./gpu_ab_out). Without carla-ab
+# options it runs the HPRM variants and the floor, 100 warm-up + 400 frames, once
+# sleeping and once with --busy-poll forever. The `ros2` variants need a ROS 2 Humble on
+# that machine (docker/), which this does not bring.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+WHEELS="${WHEELS:-$ROOT/.whl}"
+# What carla_demo, hprm_bridge and hprm_core's compiled build need beyond numpy, msgpack,
+# torch and onnxruntime, at versions that ran on the H200 (Python 3.12, Ubuntu 24.04).
+PACKAGES=(
+  highway-env==1.12.1 gymnasium==1.4.0 farama-notifications==0.0.6 pygame-ce==2.5.8
+  onnx2torch==1.5.15 cyclonedds==11.0.1 rosbags==0.11.9 ruamel.yaml==0.19.1 lz4==4.4.5
+  backports.zstd==1.8.0 apsw==3.54.1.0
+  mypy==2.4.1 mypy_extensions==1.2.0 pathspec==1.1.1 librt==0.17.0 ast_serialize==0.13.1
+)
+
+case "${1:-}" in
+fetch)
+  py="${2:-3.12}"
+  mkdir -p "$WHEELS"
+  echo "gpu_ab: wheels for Python $py into $WHEELS" >&2
+  python3 -m pip download -q --no-deps --only-binary=:all: --dest "$WHEELS" \
+    --python-version "$py" --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+    --platform manylinux_2_17_x86_64 "${PACKAGES[@]}"
+  ls "$WHEELS"/*.whl | wc -l | xargs echo "gpu_ab: wheels:" >&2
+  ;;
+run)
+  shift
+  out="${OUT:-$ROOT/gpu_ab_out}"
+  site="$(mktemp -d /tmp/hprm-gpu-ab-XXXXXX)"
+  trap 'rm -rf "$site"' EXIT
+  mkdir -p "$out"
+  ls "$WHEELS"/*.whl > /dev/null || { echo "gpu_ab: no wheels in $WHEELS (run 'fetch' first)" >&2; exit 1; }
+  python3 -m pip install -q --no-index --no-deps --no-compile --target "$site" "$WHEELS"/*.whl
+  echo "gpu_ab: compiling hprm_core (build log: $out/build.log)" >&2
+  (cd "$ROOT/src/hprm_core" && PYTHONPATH="$site" python3 setup.py build_ext --inplace) \
+    > "$out/build.log" 2>&1
+  export PYTHONPATH="$site:$ROOT/src/hprm_core:$ROOT/src/hprm_bridge:$ROOT/src/carla_demo"
+  python3 -c "from hprm_core import compiled; print('gpu_ab: runtime compiled:', compiled.is_compiled())" >&2
+  ab() { python3 -c "import sys; from carla_demo.bench import main; sys.exit(main(sys.argv[1:]))" "$@"; }
+  if [ $# -gt 0 ]; then
+    ab "$@"
+  else
+    base=(--variants floor,hprm-centralized,hprm-decentralized --frames 400 --warmup 100 --runs 1)
+    ab "${base[@]}" --json "$out/sleeping.json" --plot "$out/sleeping.png"
+    ab "${base[@]}" --busy-poll forever --json "$out/busy_poll.json"
+  fi
+  ;;
+*)
+  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+  ;;
+esac
