@@ -11,7 +11,7 @@
 # that machine (docker/), which this does not bring.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-WHEELS="${WHEELS:-$ROOT/.whl}"
+WHEELS="${WHEELS:-$ROOT/.whl}"  # git-ignored; the device run must carry it
 # What carla_demo, hprm_bridge and hprm_core's compiled build need beyond numpy, msgpack,
 # torch and onnxruntime, at versions that ran on the H200 (Python 3.12, Ubuntu 24.04).
 PACKAGES=(
