@@ -41,7 +41,6 @@ from hprm_core.serialization import (
     Item,
     PlainPickler,
     SerializationError,
-    Serialized,
     deserialize,
     serialize,
 )
@@ -140,12 +139,10 @@ class DataPlane:
         each). References when shared memory is available, else streamed."""
         store = self.local_store()
         arenas = self.arenas if self.directory is not None else None
-        s: Serialized | None = None
-        if mode == "pickle":  # one C-level pass for nearly every value (see PlainPickler)
-            out = self._plain.dumps(value, threshold, store, arenas)
-            if isinstance(out, bytes):
-                return [_INLINE, out]
-            s = out
+        # pickle mode: one C-level pass for nearly every value (see PlainPickler)
+        s = self._plain.dumps(value, threshold, store, arenas) if mode == "pickle" else None
+        if isinstance(s, bytes):
+            return [_INLINE, s]
         if s is None:
             s = serialize(value, store=store, arenas=arenas, threshold=threshold, mode=mode)
         with s:
