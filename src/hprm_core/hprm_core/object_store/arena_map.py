@@ -22,7 +22,6 @@ import numpy as np
 from hprm_core.object_store.memory import (
     _as_dtype_shape,
     _base_address,
-    _Lease,
     _span,
 )
 from hprm_core.object_store.ref import (
@@ -40,6 +39,7 @@ from hprm_core.object_store.ref import (
 )
 
 log = logging.getLogger("hprm.object_store")
+_BYTE = np.dtype(np.uint8)
 
 
 class _Mapping:
@@ -67,6 +67,15 @@ class _Mapping:
         self.arena_id, self.fd, self.size, self.owner = arena_id, fd, size, owner
 
 
+class _ViewRef(weakref.ref):
+    """The weak reference to a handed-out view's base array, carrying what its
+    death releases. One object per received reference, no ``weakref.finalize``
+    (its registry and closure cost more than the view itself when a message
+    arrives with cold caches)."""
+
+    __slots__ = ("arena_id", "end", "lid", "ref", "release", "start")
+
+
 class ArenaMap:
     """The consumer's read-only view of other processes' arenas (see the
     module docstring for the rules).
@@ -82,10 +91,11 @@ class ArenaMap:
         self._notify = notify
         self._lock = threading.Lock()
         self._maps: dict[int, _Mapping] = {}
-        self._events: collections.deque[tuple[int, Release]] = collections.deque()
+        self._events: collections.deque[_ViewRef] = collections.deque()
         self._releases: list[Release] = []
-        # live leases: id -> (arena_id, start, end, ref, weakref to lease)
-        self._live: dict[int, tuple[int, int, int, Ref, weakref.ref]] = {}
+        # live views: id -> weak reference to the view's base array
+        self._live: dict[int, _ViewRef] = {}
+        self._on_dead = self._released  # one bound method for every view
         self._lease_ids = itertools.count()
         # forward holds: block key -> {peer: [count, lease]}
         self._pins: dict[tuple[int, int, int], dict[Hashable, list[Any]]] = {}
@@ -161,30 +171,37 @@ class ArenaMap:
             raise StaleRefError(f"{ref.describe()}: past the end of its {capacity}-byte block")
         return m
 
-    def _lease(self, ref: Ref, dt: np.dtype, shape: tuple[int, ...], owner: Hashable) -> _Lease:
+    def _lease(self, ref: Ref, dt: np.dtype, count: int, owner: Hashable) -> np.ndarray:
+        """A read-only 1-d array of ``count`` ``dt`` items over ``ref``, tracked.
+
+        The array is ``np.frombuffer`` over the read-only mapping: its buffer
+        export keeps the mapping open, and everything derived from it keeps it
+        alive, so its death (seen by a weak reference) is the moment no Python
+        object points into the block any more."""
         with self._lock:
             if self._closed:
                 raise ObjectStoreError("arena map is closed")
             self._drain()
             m = self._check(ref)
-            n = math.prod(shape) * dt.itemsize
+            n = count * dt.itemsize
             if n > ref.length:
                 raise ObjectStoreError(
-                    f"{ref.describe()}: {dt} {shape} needs {n} bytes, the reference has "
+                    f"{ref.describe()}: {count} x {dt} needs {n} bytes, the reference has "
                     f"{ref.length}"
                 )
-            lease = _Lease(m.mv[ref.offset : ref.offset + n], m.base + ref.offset, shape, dt, True)
-            lid = next(self._lease_ids)
-            rel = Release(m.owner if owner is None else owner, ref)
-            self._live[lid] = (ref.arena_id, ref.offset, ref.offset + ref.length, ref,
-                               weakref.ref(lease))  # fmt: skip
-            fin = weakref.finalize(lease, self._released, lid, rel)
-            fin.atexit = False
-            return lease
+            base = np.frombuffer(m.mm, dt, count, ref.offset)
+            wr = _ViewRef(base, self._on_dead)
+            wr.lid = lid = next(self._lease_ids)
+            wr.arena_id, wr.start, wr.end, wr.ref = (
+                ref.arena_id, ref.offset, ref.offset + ref.length, ref,
+            )  # fmt: skip
+            wr.release = Release(m.owner if owner is None else owner, ref)
+            self._live[lid] = wr
+            return base
 
-    def _released(self, lid: int, rel: Release) -> None:
+    def _released(self, wr: _ViewRef) -> None:
         # Runs in garbage collection: only queue (deque.append is atomic).
-        self._events.append((lid, rel))
+        self._events.append(wr)
         if self._notify is not None:
             try:
                 self._notify()
@@ -199,9 +216,9 @@ class ArenaMap:
             except StaleRefError as e:
                 log.error("deferred release failed: %s", e)
         while self._events:
-            lid, rel = self._events.popleft()
-            self._live.pop(lid, None)
-            self._releases.append(rel)
+            wr = self._events.popleft()
+            self._live.pop(wr.lid, None)
+            self._releases.append(wr.release)
 
     def _defer_release(self, ref: Ref) -> None:
         """``release(ref)`` from a garbage-collection callback (queue only)."""
@@ -220,12 +237,13 @@ class ArenaMap:
         if shape is None:
             shape = ref.length // dt.itemsize if dt.itemsize else 0
         dt, shp = _as_dtype_shape(dt, shape)
-        return np.asarray(self._lease(ref, dt, shp, owner))
+        return self._lease(ref, dt, math.prod(shp), owner).reshape(shp)
 
     def view(self, ref: Ref, owner: Hashable = None) -> memoryview:
         """A read-only ``memoryview`` (format ``B``) over ``ref``; same rules
-        as :meth:`array`."""
-        return memoryview(self.array(ref, np.uint8, ref.length, owner))
+        as :meth:`array` (the data plane's path for every received reference:
+        no dtype or shape to work out)."""
+        return memoryview(self._lease(ref, _BYTE, ref.length, owner))
 
     def drop(self, ref: Ref, owner: Hashable = None) -> None:
         """Queue the release of a reference that was received but will never
@@ -267,13 +285,13 @@ class ArenaMap:
         addr, n = span
         with self._lock:
             self._drain()
-            for arena_id, start, end, ref, wr in self._live.values():
-                m = self._maps.get(arena_id)
+            for wr in self._live.values():
+                m = self._maps.get(wr.arena_id)
                 if m is None:
                     continue
                 off = addr - m.base
-                if start <= off and off + n <= end and wr() is not None:
-                    out = Ref(arena_id, off, n, ref.generation, ref.block)
+                if wr.start <= off and off + n <= wr.end and wr() is not None:
+                    out = Ref(wr.arena_id, off, n, wr.ref.generation, wr.ref.block)
                     if hold:
                         self._pin(out, None, 1)
                     return out
@@ -284,10 +302,11 @@ class ArenaMap:
         peers = self._pins.get(key)
         if peers is None:
             lease = None
-            for arena_id, start, end, r, wr in self._live.values():
-                if (arena_id, r.block, r.generation) == key:
+            for wr in self._live.values():
+                if (wr.arena_id, wr.ref.block, wr.ref.generation) == key:
                     lease = wr()
-                    if lease is not None and start <= ref.offset and ref.offset + ref.length <= end:
+                    inside = wr.start <= ref.offset and ref.offset + ref.length <= wr.end
+                    if lease is not None and inside:
                         break
                     lease = None
             if lease is None:
