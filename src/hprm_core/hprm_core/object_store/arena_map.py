@@ -279,6 +279,8 @@ class ArenaMap:
         ``obj`` does not lie in a live view of this map. With ``hold=True``,
         the view stays pinned (as if ``obj`` were alive) until
         ``release(ref)``."""
+        if not self._live:  # nothing received is alive: the sender's usual case
+            return None
         span = _span(obj)
         if span is None:
             return None

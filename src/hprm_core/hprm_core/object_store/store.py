@@ -191,6 +191,9 @@ class Store:
         # (arena_id, data offset, generation) of blocks whose pin was collected
         self._unpinned: collections.deque[tuple[int, int, int]] = collections.deque()
         self._deferred: collections.deque[Ref] = collections.deque()  # see _defer_release
+        # Pins of all blocks, counted down only as _drain applies them: never less than
+        # the pins alive, so zero means no Python object points into this store.
+        self._pins = 0
         self._fds: list[int] = []
         self._closed = False
         # fds are closed even if the owner forgets close(); mappings die with GC.
@@ -231,6 +234,7 @@ class Store:
             b = self._arenas[arena_id].used[data]
             assert b.generation == generation, "a pinned block was freed"
             b.pins -= 1
+            self._pins -= 1
             self._maybe_free(b)
         while self._deferred:
             ref = self._deferred.popleft()
@@ -324,6 +328,7 @@ class Store:
         arena = b.arena
         lease = _Lease(arena.mv[b.data : b.data + n], arena.base + b.data, shape, dt, False)
         b.pins += 1
+        self._pins += 1
         # The key, not the block: nothing may keep the arena's mmap alive.
         fin = weakref.finalize(lease, self._unpinned.append, (arena.arena_id, b.data, b.generation))
         fin.atexit = False
@@ -390,6 +395,8 @@ class Store:
         one), else None. Copies nothing. With ``hold=True`` the reference
         carries one hold of the caller's own, as :meth:`put`'s does; without,
         it is valid as long as ``obj`` is alive."""
+        if not self._pins:  # nothing was made in place: the data plane's usual case
+            return None
         span = _span(obj)
         if span is None:
             return None
