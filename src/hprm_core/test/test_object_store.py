@@ -264,6 +264,32 @@ def test_release_all_for_dead_peer_reclaims_its_holds_only():
         assert s.release_all_for("nobody") == 0
 
 
+def test_ref_of_still_finds_a_live_object_after_others_died():
+    # ref_of answers None at once when nothing is alive: the counts behind that
+    # must not reach zero while one object still points into a block.
+    with Store(MiB) as s, ArenaMap() as m:
+        assert s.ref_of(np.zeros(4)) is None  # nothing made in place yet
+        a, b = s.alloc_array(8, np.uint8), s.alloc_array(8, np.uint8)
+        del a
+        gc.collect()
+        s.release(s.put(b"x" * 10))  # drains the collected pin
+        assert s.ref_of(b) is not None
+        refs = [s.put(np.full(16, i, np.uint8)) for i in range(2)]
+        attach_all(m, s, owner="A")
+        assert m.ref_of(np.zeros(4)) is None  # nothing received is alive
+        views = [m.view(r) for r in refs]
+        del views[0]
+        gc.collect()
+        assert m.take_releases() == [Release("A", refs[0])]
+        assert m.ref_of(views[0]) == refs[1]
+        del views
+        gc.collect()
+        assert m.take_releases() == [Release("A", refs[1])] and m.live_views() == 0
+        assert m.ref_of(np.zeros(4)) is None
+        for r in refs:
+            s.release(r)
+
+
 def test_zero_copy_forward_re_sends_the_same_reference_and_pins_the_view():
     with Store(MiB) as s, ArenaMap() as m:
         ref = s.put(np.arange(100, dtype=np.float64))
