@@ -39,6 +39,8 @@ NODES = ("sim", "agent", "detector", "fusion")
 STP_PER_FRAME_S = 2.0
 TWO_INPUT_NODES = ("agent", "fusion")
 TIMED_NODES = ("agent", "detector", "fusion")  # each notes its callback's span per frame
+# transport's hops: sim to the later branch, that branch to the fusion, the fusion to the sim
+HOPS = ("to_branch_ns", "to_fusion_ns", "to_sim_ns")
 
 
 def node_files() -> dict[str, Path]:
@@ -149,7 +151,10 @@ def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int,
             fusion[stamp],
         )
         arrived = row["sent_ns"] + row["latency_ns"]
-        row["transport_ns"] = (b_in - row["sent_ns"]) + (f_in - b_out) + (arrived - f_out)
+        # its three hops, to tell which one a slow variant spends its time in
+        hops = (b_in - row["sent_ns"], f_in - b_out, arrived - f_out)
+        row.update(zip(HOPS, hops, strict=True))
+        row["transport_ns"] = sum(hops)
         # each node's own callback span: which model a slow variant spent its time in
         for name, spans in zip(TIMED_NODES, (agent, detector, fusion), strict=True):
             row[f"{name}_ns"] = spans[stamp][1] - spans[stamp][0]

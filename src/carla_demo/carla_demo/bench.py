@@ -22,7 +22,7 @@ from typing import Any
 from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
-from .ab import TIMED_NODES, VARIANTS, rclpy_missing, run_variant
+from .ab import HOPS, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
@@ -51,6 +51,11 @@ def _row(
         "p99_ms": _percentile(ms, 0.99),
         # between the nodes, on the critical path (latency minus its compute: carla_demo.timing)
         "transport_ms": statistics.median(transport) if transport else 0.0,
+        **{
+            h.replace("_ns", "_ms"): statistics.median(r[h] / 1e6 for r in measured if h in r)
+            for h in HOPS
+            if transport
+        },
         # the models' own time in each node (the floor's frame is all compute)
         **{f"{n}_ms": statistics.median(v) for n, v in spans.items() if v},
         "same_controls_every_run": "n/a (1 run)" if len(runs) < 2 else "yes" if same else "NO",

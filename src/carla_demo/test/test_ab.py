@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from carla_demo.ab import rclpy_missing, run_variant
+from carla_demo.ab import _add_transport, rclpy_missing, run_variant
 from hprm_core import compiled
 
 FRAMES, WARMUP = 4, 2
@@ -33,6 +33,22 @@ def floor():
 
 def _shm_segments():
     return {p.name for p in Path("/dev/shm").glob("carla_demo_*")}
+
+
+def test_transport_is_the_three_hops_on_the_critical_path():
+    # Frame 7 sent at 1000, back at 1000 + 500; the detector (10..300) finishes after the
+    # agent (20..100), so the hops are sim->detector, detector->fusion, fusion->sim.
+    # Frame 8 lacks the fusion's span: no transport for it, no error.
+    report = {"frames": [{"stamp_ns": 7, "sent_ns": 1000, "latency_ns": 500},
+                         {"stamp_ns": 8, "sent_ns": 2000, "latency_ns": 500}]}  # fmt: skip
+    nodes = {"agent": {7: (1020, 1100), 8: (2010, 2020)}, "detector": {7: (1010, 1300)},
+             "fusion": {7: (1320, 1350)}}  # fmt: skip
+    _add_transport(report, nodes)
+    row, missing = report["frames"]
+    assert (row["to_branch_ns"], row["to_fusion_ns"], row["to_sim_ns"]) == (10, 20, 150)
+    assert row["transport_ns"] == 180
+    assert (row["agent_ns"], row["detector_ns"], row["fusion_ns"]) == (80, 290, 30)
+    assert "transport_ns" not in missing and "to_sim_ns" not in missing
 
 
 def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(tmp_path, floor):
@@ -54,6 +70,7 @@ def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(
         assert rows[variant]["controls_equal_floor"] == "yes", rows[variant]
         assert "overhead_ms" in rows[variant]
         assert rows[variant]["transport_ms"] > 0  # the nodes' timing files were read
+        assert all(rows[variant][h] > 0 for h in ("to_branch_ms", "to_fusion_ms", "to_sim_ms"))
         assert 0 < rows[variant]["detector_ms"] < rows[variant]["median_ms"], rows[variant]
     assert (tmp_path / "ab.png").stat().st_size > 10_000
     assert "median_ms" in r.stdout and "hprm-decentralized" in r.stdout  # the table
