@@ -68,6 +68,27 @@ def test_messages_pickle_by_name_and_encode_as_cdr():
     assert (back.height, back.encoding, back.data.tolist()) == (2, "mono8", list(range(6)))
 
 
+def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays():
+    Imu = messages.message_class("sensor_msgs/msg/Imu")
+    imu = Imu()
+    imu.orientation_covariance = [float(i) for i in range(9)]
+    data = pickle.dumps(imu, protocol=5)
+    assert b"_frombuffer" not in data  # not numpy's own (slow) pickling
+    back = pickle.loads(data)
+    assert back == imu and back.angular_velocity_covariance.shape == (9,)
+    cov = back.orientation_covariance
+    assert cov.dtype == np.float64 and cov.flags.writeable
+    cov[0] = 7.0  # the receiver's own copy, as with numpy's pickle
+    assert imu.orientation_covariance[0] == 0.0
+    # empty sequences, and a large array kept as an array for the out-of-band path
+    Image = messages.message_class("sensor_msgs/msg/Image")
+    assert pickle.loads(pickle.dumps(Image())).data.shape == (0,)
+    big = Image(data=np.arange(5000, dtype=np.uint16).view(np.uint8))
+    bufs = []
+    back = pickle.loads(pickle.dumps(big, protocol=5, buffer_callback=bufs.append), buffers=bufs)
+    assert len(bufs) == 1 and back == big
+
+
 def test_field_types_use_rclpy_names():
     types = messages.message_class("sensor_msgs/msg/CameraInfo").get_fields_and_field_types()
     assert types["d"] == "sequence<double>" and types["k"] == "double[9]"
