@@ -2,6 +2,7 @@
 where a real Humble is sourced, the same answers as rclpy's classes."""
 
 import array
+import copy
 import json
 import os
 import pickle
@@ -85,8 +86,15 @@ def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays()
     assert pickle.loads(pickle.dumps(Image())).data.shape == (0,)
     big = Image(data=np.arange(5000, dtype=np.uint16).view(np.uint8))
     bufs = []
-    back = pickle.loads(pickle.dumps(big, protocol=5, buffer_callback=bufs.append), buffers=bufs)
-    assert len(bufs) == 1 and back == big
+    data = pickle.dumps(big, protocol=5, buffer_callback=bufs.append)
+    assert len(bufs) == 1 and b"_frombuffer" not in data
+    shared = memoryview(bytes(bufs[0].raw()))  # as the data plane hands it: read-only
+    back = pickle.loads(data, buffers=[shared])
+    assert back == big and np.shares_memory(back.data, np.frombuffer(shared, np.uint8))
+    assert not back.data.flags.writeable  # a view of the sender's memory
+    for protocol in (2, 4):  # no out-of-band buffers before protocol 5: numpy's pickling
+        assert pickle.loads(pickle.dumps(big, protocol=protocol)) == big
+    assert copy.deepcopy(imu) == imu and copy.deepcopy(big) == big
 
 
 def test_field_types_use_rclpy_names():
