@@ -1,6 +1,7 @@
 """Views into mapped memory that numpy and Python code can hold: how a
-block's lifetime is tied to the Python objects that point into it, on both
-sides (see the package docstring for the lifetime rule)."""
+producer's block stays allocated while Python objects point into it (see the
+package docstring for the lifetime rule; a consumer's views are plain
+``np.frombuffer`` arrays, tracked in ``arena_map.py``)."""
 
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ log = logging.getLogger("hprm.object_store")
 
 
 class _Lease:
-    """Base object of every array/memoryview the store hands out. numpy reads
-    ``__array_interface__`` (raw address, shape, dtype, read-only flag) and
-    keeps the lease as the array's base, so the lease lives exactly as long as
-    some Python object points into the block. ``_mv`` is a slice of the arena's
-    mmap: while it exists the mapping cannot be closed under the user's feet."""
+    """Base object of every writable array :meth:`Store.alloc_array` hands out
+    (zero-copy produce). numpy reads ``__array_interface__`` (raw address,
+    shape, dtype, read-only flag) and keeps the lease as the array's base, so
+    the lease lives exactly as long as some Python object points into the block.
+    ``_mv`` is a slice of the arena's mmap: while it exists the mapping cannot
+    be closed under the user's feet."""
 
     __slots__ = ("__array_interface__", "__weakref__", "_mv")
 
