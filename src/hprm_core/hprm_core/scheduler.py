@@ -224,22 +224,10 @@ class Scheduler:
         heapq.heapify(events)
         self._rechoose = True
 
-    def schedule_physical(
-        self, trigger: _Trigger, time_ns: int | None, value: Any, delay_ns: int = 0
-    ) -> None:
-        """Queue an event from any thread at physical time ``time_ns``, or, when
-        it is None, at the physical time of this call plus ``delay_ns``.
-
-        "Now" is read under ``lock``, which the coordinator also holds while it
-        promises the RTI no event before its own "now" (a NET capped by
-        physical actions): so an event is either in the inbox before that
-        promise is made, or stamped after it. Read before taking the lock, a
-        thread preempted between the two (a loaded machine) queued an event
-        tagged earlier than a promise already sent, and the receiver got it
-        after processing a later tag (tardy: seen in CI under two CPU hogs)."""
+    def schedule_physical(self, trigger: _Trigger, time_ns: int, value: Any) -> None:
+        """Queue an event from any thread at physical time ``time_ns``."""
         with self.lock:
-            t = self.physical_time() + delay_ns if time_ns is None else time_ns
-            self._inbox.append((trigger, t, value))
+            self._inbox.append((trigger, time_ns, value))
             self.notify()
 
     def schedule_network(self, trigger: _Fires, tag: Tag, value: Any) -> None:

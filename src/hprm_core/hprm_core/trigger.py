@@ -10,6 +10,7 @@ or from ``hprm_core``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -338,7 +339,8 @@ class PhysicalAction(_Action):
         sched = self._sched
         if sched is None:
             raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")
-        sched.schedule_physical(self, None, value, self.min_delay + duration(delay))
+        t = time.time_ns() + self.min_delay + duration(delay)
+        sched.schedule_physical(self, t, value)
 
     def schedule_at(self, value: Any, time_ns: int) -> None:
         """At a given physical time (a sensor's own stamp, say) rather than
