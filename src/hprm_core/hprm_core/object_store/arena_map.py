@@ -73,7 +73,7 @@ class _ViewRef(weakref.ref):
     (its registry and closure cost more than the view itself when a message
     arrives with cold caches)."""
 
-    __slots__ = ("arena_id", "end", "lid", "ref", "release", "start")
+    __slots__ = ("lid", "release")  # the view's range is release.ref's
 
 
 class ArenaMap:
@@ -192,9 +192,6 @@ class ArenaMap:
             base = np.frombuffer(m.mm, dt, count, ref.offset)
             wr = _ViewRef(base, self._on_dead)
             wr.lid = lid = next(self._lease_ids)
-            wr.arena_id, wr.start, wr.end, wr.ref = (
-                ref.arena_id, ref.offset, ref.offset + ref.length, ref,
-            )  # fmt: skip
             wr.release = Release(m.owner if owner is None else owner, ref)
             self._live[lid] = wr
             return base
@@ -288,12 +285,13 @@ class ArenaMap:
         with self._lock:
             self._drain()
             for wr in self._live.values():
-                m = self._maps.get(wr.arena_id)
+                r = wr.release.ref
+                m = self._maps.get(r.arena_id)
                 if m is None:
                     continue
                 off = addr - m.base
-                if wr.start <= off and off + n <= wr.end and wr() is not None:
-                    out = Ref(wr.arena_id, off, n, wr.ref.generation, wr.ref.block)
+                if r.offset <= off and off + n <= r.offset + r.length and wr() is not None:
+                    out = Ref(r.arena_id, off, n, r.generation, r.block)
                     if hold:
                         self._pin(out, None, 1)
                     return out
@@ -305,9 +303,11 @@ class ArenaMap:
         if peers is None:
             lease = None
             for wr in self._live.values():
-                if (wr.arena_id, wr.ref.block, wr.ref.generation) == key:
+                r = wr.release.ref
+                if (r.arena_id, r.block, r.generation) == key:
                     lease = wr()
-                    inside = wr.start <= ref.offset and ref.offset + ref.length <= wr.end
+                    end = r.offset + r.length
+                    inside = r.offset <= ref.offset and ref.offset + ref.length <= end
                     if lease is not None and inside:
                         break
                     lease = None
