@@ -42,6 +42,7 @@ def _row(
     measured = [r for run in runs for r in run["frames"][run["warmup"] :]]
     transport = [r["transport_ns"] / 1e6 for r in measured if "transport_ns" in r]
     spans = {n: [r[f"{n}_ns"] / 1e6 for r in measured if f"{n}_ns" in r] for n in TIMED_NODES}
+    hops = {h[:-3]: [r[h] / 1e6 for r in measured if h in r] for h in HOPS}
     return {
         "variant": variant,
         "runs": len(runs),
@@ -51,11 +52,7 @@ def _row(
         "p99_ms": _percentile(ms, 0.99),
         # between the nodes, on the critical path (latency minus its compute: carla_demo.timing)
         "transport_ms": statistics.median(transport) if transport else 0.0,
-        **{
-            h.replace("_ns", "_ms"): statistics.median(r[h] / 1e6 for r in measured if h in r)
-            for h in HOPS
-            if transport
-        },
+        **{f"{h}_ms": statistics.median(v) for h, v in hops.items() if v},
         # the models' own time in each node (the floor's frame is all compute)
         **{f"{n}_ms": statistics.median(v) for n, v in spans.items() if v},
         "same_controls_every_run": "n/a (1 run)" if len(runs) < 2 else "yes" if same else "NO",
