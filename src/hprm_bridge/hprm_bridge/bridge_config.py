@@ -196,7 +196,9 @@ def late_handler(rule: Any) -> Callable[[str, Any, int, int], Any]:
 
     A header-stamped message whose tag would lie behind its arrival (the
     federation may be past it) goes to ``function(topic, msg, stamp_ns,
-    arrival_ns)``, in the gateway's process: it returns the message to deliver
+    arrival_ns)`` (both on the federation's clock, as tags: the system clock
+    plus the gateway's ``clock_offset``, 0 on the RTI's host), in the
+    gateway's process: it returns the message to deliver
     at its arrival (this one, changed or not, or another), or None to drop it.
     The gateway counts it as late either way. Why a name, not a callable: the
     gateway is its own process, and the configuration reaches it as YAML."""

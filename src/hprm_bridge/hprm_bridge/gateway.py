@@ -272,9 +272,10 @@ class Gateway(Reactor):
                 log.warning("gateway: dropped a malformed sample on %s: %s", t.topic, exc)
                 return
             stamp = msg.header.stamp
-            at = stamp.sec * 1_000_000_000 + stamp.nanosec + t.stamp_offset
+            offset = self.clock_offset  # ROS stamps are on this host's clock, tags on the RTI's
+            at = stamp.sec * 1_000_000_000 + stamp.nanosec + t.stamp_offset + offset
             with self._lock:
-                if at > time.time_ns():  # ties: one event, its messages in arrival order
+                if at > time.time_ns() + offset:  # ties: one event, messages in arrival order
                     batch = self._batches.setdefault((t.topic, at), [])
                     batch.append(msg)
                     if len(batch) == 1:
@@ -282,7 +283,7 @@ class Gateway(Reactor):
                     return
                 self.late[t.topic] = self.late.get(t.topic, 0) + 1
             if t.lateness not in LATENESS:  # a handler (bridge_config.late_handler)
-                msg = self._late_handlers[t.topic](t.topic, msg, at, time.time_ns())
+                msg = self._late_handlers[t.topic](t.topic, msg, at, time.time_ns() + offset)
                 if msg is not None:
                     action.schedule(msg)
             elif t.lateness == "clamp":

@@ -410,6 +410,8 @@ class FederateCoordinator:
         if net != self.last_net and self.rti is not None:
             self.last_net = net
             self._renewing = capped
+            if sched is not None and self.physical_lead is not None:
+                sched.physical_floor = net  # physical events never fall behind it
             self.to_rti(Frame.NET, pack_tag(net.time, net.microstep))
             if self.physical_lead is not None:
                 self.flush()

@@ -431,6 +431,16 @@ class Reactor:
         """The program's start time in ns (a federation agrees on it)."""
         return self._runtime().start_time
 
+    @property
+    def clock_offset(self) -> int:
+        """ns to add to this host's system clock (``time.time_ns()``) to read
+        the federation's clock, on which tags and ``PhysicalAction.schedule_at``
+        times are. 0 on the RTI's host (one system clock); measured to the RTI
+        at startup on any other. Why it matters: a stamp taken on the system
+        clock (a sensor's, a ROS header's) compared with tags without it is off
+        by the hosts' clock difference."""
+        return self._runtime().clock_offset
+
     def request_stop(self) -> None:
         """Stop the program at the next microstep (shutdown reactions run there)."""
         self._runtime().request_stop()

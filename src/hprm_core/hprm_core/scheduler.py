@@ -199,6 +199,9 @@ class Scheduler:
         self.running = False
         self._tardy_last: dict[Any, Tag] = {}
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
+        # No physical event may take a tag before this: the coordinator's last
+        # promise to the RTI (a NET), which federates downstream were granted on.
+        self.physical_floor = NEVER
         # Seconds between coordinator check-ins while idle (None: only on events).
         self.idle_poll: float | None = None
         # Provisional tags only: (first reader index, port, connection id) of unsettled inputs.
@@ -224,10 +227,24 @@ class Scheduler:
         heapq.heapify(events)
         self._rechoose = True
 
-    def schedule_physical(self, trigger: _Trigger, time_ns: int, value: Any) -> None:
-        """Queue an event from any thread at physical time ``time_ns``."""
+    def schedule_physical(
+        self, trigger: _Trigger, time_ns: int | None, value: Any, delay_ns: int = 0
+    ) -> None:
+        """Queue an event from any thread at physical time ``time_ns`` (on the
+        federation's clock, as tags are), or, when it is None, at the physical
+        time of this call plus ``delay_ns``.
+
+        "Now" is read under ``lock``, which the coordinator holds while it
+        decides to promise the RTI no event before its own "now" (a NET capped
+        by physical actions). Read before taking the lock, a thread preempted
+        between the two (a loaded machine) queued an event tagged before a
+        promise already sent, and the receiver got it after processing a later
+        tag (tardy: seen in CI under two CPU hogs). Whatever still falls behind
+        a promise (a caller's own stamp, an event queued while a tag completed)
+        is moved up to it when drained (``physical_floor``)."""
         with self.lock:
-            self._inbox.append((trigger, time_ns, value))
+            t = self.physical_time() + delay_ns if time_ns is None else time_ns
+            self._inbox.append((trigger, t, value))
             self.notify()
 
     def schedule_network(self, trigger: _Fires, tag: Tag, value: Any) -> None:
@@ -460,6 +477,8 @@ class Scheduler:
                 self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
                 continue
             tag = Tag(t, 0)
+            if tag < self.physical_floor:  # a caller's own stamp (schedule_at), or
+                tag = self.physical_floor  # queued while a NET went out (tag_complete)
             if tag <= self.tag:
                 tag = self.tag.delay(0)
             self.schedule(trigger, tag, value)

@@ -10,7 +10,6 @@ or from ``hprm_core``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -339,14 +338,19 @@ class PhysicalAction(_Action):
         sched = self._sched
         if sched is None:
             raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")
-        t = time.time_ns() + self.min_delay + duration(delay)
-        sched.schedule_physical(self, t, value)
+        sched.schedule_physical(self, None, value, self.min_delay + duration(delay))
 
     def schedule_at(self, value: Any, time_ns: int) -> None:
         """At a given physical time (a sensor's own stamp, say) rather than
         now: the event's tag is ``time_ns`` exactly if that is still ahead of
         the reactor's current tag, else the next microstep of the current tag
-        (``min_delay`` does not apply). Any thread."""
+        (``min_delay`` does not apply). Any thread.
+
+        ``time_ns`` is on the federation's clock, as tags are: add the
+        reactor's ``clock_offset`` to a stamp taken on this host's system
+        clock. In a centralized federation a stamp behind what this federate
+        already promised the RTI (its last NET) takes that promise's tag:
+        federates downstream may have been granted past the stamp."""
         sched = self._sched
         if sched is None:
             raise EffectError(f"{self.fqn} cannot be scheduled before the program starts")

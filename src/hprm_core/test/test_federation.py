@@ -537,13 +537,15 @@ def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
     return outs
 
 
-def test_federates_started_by_hand_over_tcp_sync_clocks():
-    """`hprm rti` and `hprm federate` placed by hand, as a launch system would."""
+def test_federates_started_by_hand_over_tcp_share_the_rtis_clock():
+    """`hprm rti` and `hprm federate` placed by hand, as a launch system would.
+    On the RTI's host they take no clock offset (a measured one would be noise)."""
     outs = _run_by_hand_over_tcp(
         EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "f1"
     )
-    for out in outs.values():
-        assert re.search(r"clock offset to the RTI [+-]\d+\.\d+ ms \(round trip", out), out
+    for name, out in outs.items():
+        assert f"{name}: on the RTI's host (127.0.0.1), no clock offset" in out, out
+        assert "clock offset to the RTI" not in out, out
     assert "actuator: 10 commands applied" in outs["actuator"]
 
 

@@ -14,8 +14,9 @@ import time
 
 import pytest
 
-from hprm_core import Reactor, Timer, main, reaction, run
+from hprm_core import PhysicalAction, Reactor, Timer, main, reaction, run
 from hprm_core.scheduler import Scheduler
+from hprm_core.tag import Tag
 
 SCHEDSTAT = "/proc/thread-self/schedstat"
 pytestmark_schedstat = pytest.mark.skipif(
@@ -111,6 +112,52 @@ def test_wait_with_busy_poll_sees_a_socket_written_during_the_spin_and_after_it(
         sched.close()
         a.close()
         b.close()
+
+
+def test_a_physical_event_is_stamped_once_the_scheduler_lock_is_free():
+    """A federate with physical actions promises the RTI "no event before now"
+    while it holds the scheduler's lock. An event stamped before its thread
+    took that lock (preempted in between, on a loaded machine) could fall
+    behind the promise and reach the next federate tardy: the stamp is read
+    under the lock."""
+    sched = Scheduler(
+        _EnvStub(), fast=False, timeout=None, keepalive=False, on_error="stop", tracer=None
+    )
+    action = PhysicalAction()
+    action._sched = sched  # as assembling a program binds it
+    try:
+        with sched.lock:
+            sensor = threading.Thread(target=action.schedule, args=("reading",))
+            sensor.start()
+            time.sleep(0.05)  # the sensor thread waits for the lock meanwhile
+            promised = sched.physical_time()  # what a NET sent now would promise
+        sensor.join()
+        ((trigger, stamp, value),) = sched._inbox
+        assert (trigger, value) == (action, "reading")
+        assert stamp >= promised, f"stamped {(promised - stamp) / 1e6:.1f} ms before the promise"
+    finally:
+        sched.close()
+
+
+def test_a_physical_event_never_takes_a_tag_behind_the_last_promise():
+    """A stamp of the caller's own (schedule_at) behind the federate's last NET
+    would reach federates granted past it tardy: it takes the NET's tag."""
+    sched = Scheduler(
+        _EnvStub(), fast=False, timeout=None, keepalive=False, on_error="stop", tracer=None
+    )
+    action = PhysicalAction()
+    action._sched = sched
+    try:
+        promise = Tag(sched.physical_time() + 10_000_000, 0)
+        sched.physical_floor = promise  # as the federation's coordinator sets it with a NET
+        action.schedule_at("stamped behind", promise.time - 5_000_000)
+        action.schedule_at("stamped ahead", promise.time + 1)
+        sched._drain_inbox()
+        queued = sorted((e[0], e[1], e[4]) for e in sched._events)
+        behind, ahead = (promise.time, 0, "stamped behind"), (promise.time + 1, 0, "stamped ahead")
+        assert queued == [behind, ahead]
+    finally:
+        sched.close()
 
 
 class _EnvStub:
