@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -142,3 +144,35 @@ def in_netns() -> Callable[[list[str]], list[str]]:
 def ros_env(domain: int) -> dict[str, str]:
     """What peers get (:func:`peer_env`), for other ROS programs (``ros2`` CLI)."""
     return peer_env(domain)
+
+
+def _read_until(
+    proc: subprocess.Popen, timeout: float, done: Callable[[list[str]], bool]
+) -> list[str]:
+    """A child's output lines until ``done(lines so far)`` or ``timeout`` s
+    pass, even while the child prints nothing (``for line in proc.stdout``
+    waits for the next line forever: a stalled pipeline held a test until
+    pytest-timeout, with no output). Reads the pipe's file descriptor, so
+    ``communicate()`` afterwards gets the rest."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout
+    lines: list[str] = []
+    partial = b""
+    while (left := deadline - time.monotonic()) > 0 and select.select([fd], [], [], left)[0]:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            break
+        *complete, partial = (partial + chunk).split(b"\n")
+        lines += [raw.decode(errors="replace") + "\n" for raw in complete]
+        if done(lines):
+            break
+    if partial:
+        lines.append(partial.decode(errors="replace"))
+    return lines
+
+
+@pytest.fixture
+def read_until() -> Callable[..., list[str]]:
+    """``read_until(proc, timeout, done)``: see :func:`_read_until`."""
+    return _read_until

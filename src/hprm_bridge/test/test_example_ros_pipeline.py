@@ -7,7 +7,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -104,7 +103,7 @@ def test_a_6_mb_image_crosses_by_reference_not_over_the_sockets():
 
 
 @pytest.mark.ros2
-def test_the_same_node_files_run_under_real_rclpy():
+def test_the_same_node_files_run_under_real_rclpy(read_until):
     pytest.importorskip(
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
@@ -116,14 +115,9 @@ def test_the_same_node_files_run_under_real_rclpy():
         subprocess.Popen([sys.executable, str(node)], **popen) for node in reversed(NODES)
     ]
     controller = procs[0]
-    cmds = []
     try:
-        deadline = time.monotonic() + 60
-        for line in controller.stdout:
-            if line.startswith("CMD "):
-                cmds.append(line.split())
-            if len(cmds) >= 10 or time.monotonic() > deadline:
-                break
+        lines = read_until(controller, 60, lambda ls: sum(x.startswith("CMD ") for x in ls) >= 10)
+        cmds = [x.split() for x in lines if x.startswith("CMD ")]
     finally:
         for p in procs:
             p.terminate()

@@ -11,7 +11,6 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -139,23 +138,18 @@ def test_ros2_launch_reads_the_xml_and_yaml_frontends(frontend):
     assert f"{coordination} coordination" in out
 
 
-def _start_long_launch():
+def _start_long_launch(read_until):
     env = dict(os.environ, HPRM_TEST_TIMEOUT="120 s", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(_launch([LAUNCH / "talker_listener.launch.py"]), **_piped(env))
-    lines = []
-    deadline = time.monotonic() + 60
-    for line in proc.stdout:
-        lines.append(line)
-        if "HEARD 3b" in line or time.monotonic() > deadline:
-            break
+    lines = read_until(proc, 60, lambda lines: any("HEARD 3b" in x for x in lines))
     assert any("HEARD 3b" in x for x in lines), "".join(lines)
     return proc, lines
 
 
 @pytest.mark.ros2
-def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing():
+def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(read_until):
     _skip_without_ros2()
-    proc, lines = _start_long_launch()
+    proc, lines = _start_long_launch(read_until)
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
     rest, _ = proc.communicate(timeout=60)  # a bound, not a measurement
     out = "".join(lines) + rest
@@ -167,9 +161,9 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing():
 
 
 @pytest.mark.ros2
-def test_a_federate_killed_ends_the_launch_naming_it():
+def test_a_federate_killed_ends_the_launch_naming_it(read_until):
     _skip_without_ros2()
-    proc, lines = _start_long_launch()
+    proc, lines = _start_long_launch(read_until)
     subprocess.run(["pkill", "-KILL", "-f", f"hprm_bridge.porting {NODES / 'talker.py'}"])
     rest, _ = proc.communicate(timeout=60)
     out = "".join(lines) + rest
@@ -178,7 +172,7 @@ def test_a_federate_killed_ends_the_launch_naming_it():
 
 
 @pytest.mark.ros2
-def test_the_example_pipeline_launches_ported_and_plain():
+def test_the_example_pipeline_launches_ported_and_plain(read_until):
     """All four nodes ported: the same commands as under hprm-ros run; all
     four plain (real rclpy): commands flow too (the bridge for a mix of the
     two is the next issue)."""
@@ -200,14 +194,9 @@ def test_the_example_pipeline_launches_ported_and_plain():
         r"^\[controller\] CMD \d+ (\S+) (\S+) \d+$", hprm_ros.stdout, re.M)  # fmt: skip
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100))
     proc = subprocess.Popen(_launch([launch_file, "ported:=false", "frames:=50"]), **_piped(env))
-    plain = []
     try:
-        deadline = time.monotonic() + 60
-        for line in proc.stdout:
-            if "CMD " in line:
-                plain.append(line)
-            if len(plain) >= 5 or time.monotonic() > deadline:
-                break
+        lines = read_until(proc, 60, lambda lines: sum("CMD " in x for x in lines) >= 5)
+        plain = [x for x in lines if "CMD " in x]
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)
@@ -220,11 +209,13 @@ def _contiguous_in(part, whole):
 
 @pytest.mark.ros2
 @pytest.mark.parametrize("ported", ["none", "detector", "detector,planner", "all"])
-def test_every_porting_stage_delivers_the_same_commands(ported):
+def test_every_porting_stage_delivers_the_same_commands(ported, read_until):
     """The example pipeline with 0, 1, 2 and 4 nodes ported, the others plain
     rclpy nodes reached through the gateway: the controller's commands are the
     reference run's (all ported, hprm-ros run), frame for frame. Plain links
-    may miss the first frames while discovery settles; after that, none."""
+    may miss the first frames while discovery settles; after that, none.
+    Discovery under load took over a second (34 of 60 frames lost, two CPU
+    hogs): 120 frames leave four seconds for it."""
     _skip_without_ros2()
     from hprm_bridge.examples import ros_pipeline
 
@@ -232,24 +223,18 @@ def test_every_porting_stage_delivers_the_same_commands(ported):
     reference = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "run",
          *(str(here / f"{n}.py") for n in ("camera", "detector", "planner", "controller")),
-         "--timeout", "2 s"], capture_output=True, text=True, timeout=120,
+         "--timeout", "4 s"], capture_output=True, text=True, timeout=120,
     ).stdout  # fmt: skip
     ref = re.findall(r"^\[controller\] CMD \d+ (\S+ \S+) \d+$", reference, re.M)
-    assert len(ref) == 60, reference
+    assert len(ref) == 120, reference
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100))
     proc = subprocess.Popen(
-        _launch([here / "pipeline.launch.py", f"ported:={ported}", "frames:=60"]), **_piped(env)
+        _launch([here / "pipeline.launch.py", f"ported:={ported}", "frames:=120"]), **_piped(env)
     )
-    seen, lines = [], []
+    cmd = re.compile(r"^\[controller-\d+\] CMD \d+ (\S+ \S+) \d+$", re.M)
     try:
-        deadline = time.monotonic() + 90
-        for line in proc.stdout:
-            lines.append(line)
-            m = re.match(r"^\[controller-\d+\] CMD \d+ (\S+ \S+) \d+$", line)
-            if m:
-                seen.append(m.group(1))
-            if len(seen) >= 30 or time.monotonic() > deadline:
-                break
+        lines = read_until(proc, 90, lambda lines: len(cmd.findall("".join(lines))) >= 30)
+        seen = cmd.findall("".join(lines))
     finally:
         os.killpg(proc.pid, signal.SIGINT)
         lines.append(proc.communicate(timeout=60)[0])

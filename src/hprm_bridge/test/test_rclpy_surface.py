@@ -210,7 +210,7 @@ def test_logger_levels_filters_and_shutdown_under_hprm():
 
 
 @pytest.mark.ros2
-def test_logger_output_matches_real_rclpy():
+def test_logger_output_matches_real_rclpy(read_until):
     pytest.importorskip(
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
@@ -219,12 +219,8 @@ def test_logger_output_matches_real_rclpy():
     # from a callback on Humble), then kill.
     proc = subprocess.Popen([sys.executable, str(LOG_PROBE)], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-    lines = []
     try:
-        for line in proc.stdout:
-            lines.append(line)
-            if line.strip() == "DONE":
-                break
+        lines = read_until(proc, 120, lambda lines: "DONE\n" in lines)
     finally:
         proc.kill()
         proc.wait()
