@@ -46,11 +46,16 @@ check_compiled() {
     rm -f "$stamp"
     exit 1
   fi
+  if ! "$HPRM_VENV/bin/python" -c 'import hprm_bridge.backends._rmw_wake'; then
+    echo "hprm: hprm_bridge's C callback (backends/_rmw_wake.c) did not build (see the pip output above)" >&2
+    rm -f "$stamp"
+    exit 1
+  fi
 }
 
 # Install (or refresh) when the package metadata or pins changed.
 stamp="$HPRM_VENV/.hprm-installed"
-want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg "$HPRM_ROOT"/src/*/pyproject.toml 2>/dev/null | sha256sum | cut -d' ' -f1)"
+want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg "$HPRM_ROOT"/src/*/pyproject.toml "$HPRM_ROOT"/src/hprm_bridge/hprm_bridge/backends/*.c 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "hprm: installing packages into $HPRM_VENV (first run takes a minute)" >&2
   "$HPRM_VENV/bin/python" -m pip install -q --upgrade pip >&2

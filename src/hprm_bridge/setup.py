@@ -5,7 +5,7 @@ Its ROS-free wire client speaks ROS 2 Humble's DDS conventions through the
 ``rosbags`` (Humble message definitions and a numpy-backed CDR codec).
 """
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 PACKAGE = "hprm_bridge"
 
@@ -16,6 +16,15 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(exclude=["test", "test.*"]),
+    # rmw's new-message callback for the rclpy backend (backends/rclpy.py); optional:
+    # without a C compiler the backend waits for messages on a thread of its own.
+    ext_modules=[
+        Extension(
+            "hprm_bridge.backends._rmw_wake",
+            ["hprm_bridge/backends/_rmw_wake.c"],
+            optional=True,
+        )
+    ],
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

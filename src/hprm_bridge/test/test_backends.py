@@ -1,6 +1,7 @@
 """hprm_bridge.backends on real ROS 2: what the gateway's backends do beyond
 what test_gateway.py sees through a whole federation."""
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -103,3 +104,21 @@ def test_the_rclpy_backend_takes_arrivals_outside_rclpy_executor_and_warns_of_in
         "[ported]: New publisher discovered on topic '/x', offering incompatible QoS. "
         "No messages will be received from it. Last incompatible policy: RELIABILITY"
     ) in out, out
+
+
+def test_the_rmw_callback_counts_messages_into_the_eventfd_it_is_given():
+    """As rmw calls it, from a thread of its own: ``callback(user_data, count)``
+    with the eventfd's number as user data; the counts add up for the loop."""
+    rmw_wake = pytest.importorskip(
+        "hprm_bridge.backends._rmw_wake", reason="hprm_bridge built without a C compiler"
+    )
+    fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
+    try:
+        callback = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t)(rmw_wake.callback)
+        callback(fd, 3)
+        callback(fd, 2)
+        assert os.eventfd_read(fd) == 5
+        with pytest.raises(BlockingIOError):
+            os.eventfd_read(fd)  # nothing counted twice
+    finally:
+        os.close(fd)

@@ -27,8 +27,6 @@ import contextlib
 import ctypes
 import logging
 import os
-import platform
-import sys
 import threading
 from collections.abc import Callable
 from types import SimpleNamespace
@@ -67,27 +65,30 @@ _UNSET_NS = (0, 0x7FFFFFFFFFFFFFFF)  # rmw's "not set" and "infinite" durations
 
 
 def _new_message_callback() -> tuple[Any, int] | None:
-    """rcl's setter of a subscription's new-message callback, and libc's
-    ``eventfd_write`` as that callback, where the call is sound; else None.
+    """rcl's setter of a subscription's new-message callback, and a C function
+    to pass it that counts messages into the eventfd given as its user data
+    (``_rmw_wake``, built with this package); None without either (an rcl
+    without the setter, a build without a C compiler): the arrivals then keep
+    a thread of their own.
 
-    rmw calls ``callback(const void *user_data, size_t count)`` from its own
-    thread for each message. With an eventfd's number as ``user_data``,
-    ``eventfd_write(int fd, uint64_t value)`` is such a callback on the 64-bit
-    Linux ABIs ROS 2 ships for (x86-64, aarch64): both pass the first two
-    integer arguments in registers, and an int is read from the low half of
-    the first. rmw's thread then adds the count to the eventfd: no Python, no
-    GIL, no thread of ours to wake. Elsewhere (another ABI, an rcl without the
-    setter) the arrivals keep their thread."""
-    if sys.platform != "linux" or platform.machine() not in ("x86_64", "aarch64"):
-        return None
+    rmw calls the callback from its own thread for each message: in C, it
+    adds the count to the eventfd without Python, the GIL or a thread of ours."""
+    try:
+        from hprm_bridge.backends import _rmw_wake
+    except ImportError:
+        return _without_callback("hprm_bridge was built without its C callback (_rmw_wake)")
     try:
         setter = ctypes.CDLL("librcl.so").rcl_subscription_set_on_new_message_callback
-        callback = ctypes.cast(ctypes.CDLL(None).eventfd_write, ctypes.c_void_p).value
-    except (OSError, AttributeError):
-        return None
+    except (OSError, AttributeError) as exc:
+        return _without_callback(f"rcl has no new-message callback setter ({exc})")
     setter.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
     setter.restype = ctypes.c_int
-    return (setter, callback) if callback else None
+    return setter, _rmw_wake.callback
+
+
+def _without_callback(why: str) -> None:
+    log.info("gateway: %s: messages from ROS 2 are taken by a thread of their own", why)
+    return None
 
 
 class RclpyBackend:
@@ -109,10 +110,6 @@ class RclpyBackend:
         self._followers: list[_Follower] = []
         notify = _new_message_callback() if loop is not None else None
         self._in_loop = _InLoop(*notify, loop) if notify is not None else None
-        if loop is not None and notify is None:
-            log.info("gateway: no rmw new-message callback usable here (%s %s): messages "
-                     "from ROS 2 are taken by a thread of their own", sys.platform,
-                     platform.machine())  # fmt: skip
         self._arrivals = _Arrivals(self._context, takes_messages=self._in_loop is None)
         # QoS matching looks at the graph on a timer of the executor, which also
         # bounds how long a spin waits: a spin given a timeout would build an rcl
