@@ -37,7 +37,18 @@ from importlib.machinery import ModuleSpec
 from types import ModuleType
 
 #: The per-message and per-tag path, the RTI's included (``setup.py`` compiles these).
-COMPILED = ("tag", "trigger", "scheduler", "transport", "data_plane", "federation", "grants", "rti")
+COMPILED = (
+    "tag",
+    "trigger",
+    "scheduler",
+    "transport",
+    "data_plane",
+    "rti_outbox",
+    "net_promise",
+    "federation",
+    "grants",
+    "rti",
+)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 

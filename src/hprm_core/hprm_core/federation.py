@@ -20,10 +20,10 @@ Either way a federate whose every input already holds a message at or after
 g may process g at once (reactor-c's "last known status"). In centralized
 coordination, a federate that can only ever hear answers to its own messages
 (``grants.self_paced``) grants itself g once the RTI has granted past its
-last message, without asking. A federate with
-physical actions never promises the RTI a next event later than
-"now + min_delay", renewing that promise while idle, as reactor-c does.
-This module is compiled (:mod:`compiled`): it is on every message's path.
+last message, without asking. What it promises the RTI (its NETs, capped
+by physical actions) is :mod:`net_promise`; the frames it owes the RTI
+leave through :mod:`rti_outbox`. This module is compiled
+(:mod:`compiled`): it is on every message's path.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ import pickle
 import socket
 import sys
 import time
-from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -45,7 +44,9 @@ from hprm_core.data_plane import INLINE_KIND, DataPlane
 from hprm_core.environment import Environment
 from hprm_core.errors import AssemblyError, FederationError, HprmError
 from hprm_core.links import FederateLinks
+from hprm_core.net_promise import PHYSICAL_NET_POLL_S, NetPromise
 from hprm_core.reactor import LogicalAction, PhysicalAction, Port, Timer
+from hprm_core.rti_outbox import RtiOutbox
 from hprm_core.scheduler import TAG_MARKER, Scheduler
 from hprm_core.shutdown import ShutdownCoordinator
 from hprm_core.startup import StartupCoordinator
@@ -56,9 +57,6 @@ from hprm_core.transport import ROUTE, Connection, Frame, pack_tag, unpack_tag
 log = logging.getLogger("hprm.federation")
 
 RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch order)
-PHYSICAL_NET_POLL_S = 0.005  # how often a federate with physical actions renews its NET
-_NET_POLL_NS = int(PHYSICAL_NET_POLL_S * 1e9)
-_MIN_WAIT_NS = 20_000  # a renewal due now still waits this long (never a busy loop)
 #: how long a decentralized federate is idle before it tells the RTI (see
 #: _report_idle): not between two messages of a stream, only once things calm down
 IDLE_REPORT_S = 0.05
@@ -98,10 +96,6 @@ class FederateCoordinator:
         self.rti: Connection | None = None
         self.granted: Tag = NEVER  # TAG: everything <= granted is known
         self.provisional: Tag = NEVER  # PTAG
-        self.last_net: Tag | None = None
-        self._renewing = False  # the last NET was capped by a physical action (_send_net)
-        self._renewed_at = 0  # physical time from which it may be renewed
-        self._wanted = FOREVER  # a tag a federate downstream waits for us to promise (WANTED)
         self.shutdown = ShutdownCoordinator(self)
         self.failure: str | None = None
         links = FederateLinks(program, me, rti)
@@ -113,6 +107,8 @@ class FederateCoordinator:
         self.waited = [cid for cid, c in self.in_ports.items() if c.wait]  # see _may_process
         self.unwaited = len(self.waited) < len(self.in_ports)
         self.peers: dict[int, Connection] = {}  # downstream federate -> peer-to-peer conn
+        self.outbox = RtiOutbox(me.name, self.centralized, self.peers)
+        self.promise = NetPromise(self.outbox)
         self.upstream_feds = links.upstream_feds
         self.p2p_upstream = links.p2p_upstream  # payloads peer to peer (see links.py)
         self.p2p_downstream = links.p2p_downstream
@@ -131,12 +127,7 @@ class FederateCoordinator:
         self.waits: list[Wait] = []  # set by wire()
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
-        self._batch = bytearray()  # frames for the RTI, sent together
-        # Centralized: (offset in _batch, bytes sent on each peer link before
-        # the frames from there on): those must be in the sockets first (flush).
-        self._gates: deque[tuple[int, tuple[int, ...]]] = deque()
         self.data_plane: DataPlane | None = None
-        self.physical_lead: int | None = None  # min_delay of our physical actions
         self.reactive = False  # no timers, no actions (set by wire(); grants.self_paced)
         self.self_paced = False  # the RTI says so at START (grants.self_paced)
         self._sent_upto: Tag = NEVER  # the latest tag a message we sent lands at
@@ -154,7 +145,7 @@ class FederateCoordinator:
             isinstance(t, (Timer, LogicalAction, PhysicalAction)) for t in env.triggers
         )
         if physical and self.centralized and self.out_conns:
-            self.physical_lead = min(a.min_delay for a in physical)
+            self.promise.physical_lead = min(a.min_delay for a in physical)
             env.scheduler.idle_poll = PHYSICAL_NET_POLL_S
         self.links.analyse(env)
         for port, conns, last in self.links.senders:
@@ -194,10 +185,10 @@ class FederateCoordinator:
                     self._sent_upto = t
                 head = ROUTE.pack(t[0], t[1], c.dst_fed, c.id)
                 if not c.peer_to_peer:
-                    self.to_rti(_MESSAGE, head, *parts)
+                    self.outbox.add(_MESSAGE, head, *parts)
                     continue
                 if self.centralized:  # the RTI learns of it after the payload left
-                    self.to_rti(Frame.NOTICE, head)
+                    self.outbox.add(Frame.NOTICE, head)
                 conn = self.peers.get(c.dst_fed)
                 if conn is None:
                     raise FederationError(f"{self.me.name}: no connection to federate {c.dst_fed}")
@@ -246,7 +237,7 @@ class FederateCoordinator:
                     # it reached us: until every upstream peer is connected
                     # (right after START), a payload may sit in a socket we
                     # do not watch yet.
-                    self.flush()
+                    self.outbox.flush()
                     sched.wait(None)
                     continue
                 if self._unsettled_grant:
@@ -255,7 +246,7 @@ class FederateCoordinator:
                     return False
                 pending = self.shutdown.pending
                 if pending is not None and tag > pending:
-                    self.flush()  # a stop request or reply may wait there (see flush)
+                    self.outbox.flush()  # a stop request or reply may wait there (rti_outbox)
                     sched.wait(None)
                     continue
                 if self._may_process(sched, tag):
@@ -263,19 +254,19 @@ class FederateCoordinator:
                         sched.gate[:] = list(self._gate_template)
                     else:
                         sched.gate.clear()
-                    if self._batch and not sched.fast and tag.time > sched.physical_time():
+                    if self.outbox.batch and not sched.fast and tag.time > sched.physical_time():
                         # About to sleep until the tag: what we promised (our
                         # NET) must reach the RTI now, or federates downstream
                         # wait for our next tag to complete before they may
                         # process their own events.
-                        self.flush()
+                        self.outbox.flush()
                     return True
                 self._wait(sched, tag)
 
     def _may_process(self, sched: Scheduler, tag: Tag) -> bool:
         if not self.upstream_feds:
             if self.centralized:
-                self._send_net(tag)
+                self.promise.send(sched, tag)
             return True
         # Messages on one connection arrive in tag order, and a connection
         # carries at most one message per tag, so a message tagged t settles
@@ -295,7 +286,7 @@ class FederateCoordinator:
             if self.self_paced and self._answered(sched, tag):
                 self.self_granted += 1
                 return True
-            self._send_net(tag)
+            self.promise.send(sched, tag)
             return False
         if tag >= FOREVER:
             return self.quiescent or self.upstream_done >= self.upstream_feds
@@ -334,7 +325,7 @@ class FederateCoordinator:
         timeout = sched.idle_poll
         if tag >= FOREVER and not self.centralized and not sched.keepalive:
             timeout = self._idle(sched)
-        self.flush()
+        self.outbox.flush()
         if self.centralized or tag >= FOREVER:
             sched.wait(timeout, exact=False)  # a check-in (idle_poll, _idle), not a tag's time
         else:
@@ -367,12 +358,12 @@ class FederateCoordinator:
         )
         if report != self._idle_reported:
             self._idle_reported = report
-            self.to_rti(Frame.IDLE, report)
+            self.outbox.add(Frame.IDLE, report)
 
     def bytes_sent(self) -> int:
         """Bytes this federate wrote to its RTI and peer sockets (frames)."""
         conns = [self.rti, *self.peers.values()]
-        return sum(c.bytes_sent for c in conns if c is not None) + len(self._batch)
+        return sum(c.bytes_sent for c in conns if c is not None) + len(self.outbox.batch)
 
     def alloc_array(self, shape: Any, dtype: Any) -> Any:
         """:meth:`Reactor.alloc_array` inside a federate."""
@@ -382,106 +373,6 @@ class FederateCoordinator:
 
             return np.empty(shape, dtype)
         return store.alloc_array(shape, dtype)
-
-    def _send_net(self, tag: Tag) -> None:
-        sched = self.sched
-        net, capped = tag, False
-        if self.physical_lead is not None and sched is not None:
-            # A physical action may still produce an event at (now + its
-            # min_delay): never promise the RTI anything later than that
-            # (reactor-c does the same); idle_poll keeps the promise moving.
-            now = sched.physical_time()
-            cap = Tag(now + self.physical_lead, 0)
-            capped = cap < tag
-            if capped:
-                # Renewed when due (_renewal_due), never in answer to the RTI:
-                # that made an idle gateway and its RTI trade NET and TAG as
-                # fast as they woke (3,000 a second, half a core each).
-                if (
-                    self._renewing
-                    and self.last_net is not None
-                    and now < self._renewed_at
-                    and not self.last_net <= self._wanted < cap
-                ):
-                    sched.idle_poll = self._renewal_due(now, tag)
-                    return
-                net = cap
-                self._renewed_at = now + _NET_POLL_NS
-        if net != self.last_net and self.rti is not None:
-            self.last_net = net
-            self._renewing = capped
-            if sched is not None and self.physical_lead is not None:
-                sched.physical_floor = net  # physical events never fall behind it
-            self.to_rti(Frame.NET, pack_tag(net.time, net.microstep))
-            if self.physical_lead is not None:
-                self.flush()
-        if self.physical_lead is not None and sched is not None:
-            sched.idle_poll = self._renewal_due(now, tag) if capped else PHYSICAL_NET_POLL_S
-
-    def _renewal_due(self, now: int, tag: Tag) -> float:
-        """Seconds until a capped NET must be renewed (the scheduler's
-        ``idle_poll``): at the next periodic renewal, or sooner once our NET can
-        reach the tag we wait for, or pass the one a federate downstream waits
-        for (WANTED)."""
-        assert self.physical_lead is not None
-        last = NEVER if self.last_net is None else self.last_net
-        due = self._renewed_at
-        if last < tag < FOREVER:  # NET(tag): ours to process
-            due = min(due, tag.time - self.physical_lead)
-        if last <= self._wanted < FOREVER:  # a NET past it frees the other
-            due = min(due, self._wanted.time - self.physical_lead + 1)
-        return max(due - now, _MIN_WAIT_NS) / 1e9
-
-    def to_rti(self, kind: Frame, *parts: bytes | memoryview) -> None:
-        """Queue a frame for the RTI. Frames of one tag (messages, absences, LTC,
-        the next NET) leave together in one write when the tag completes or
-        before the federate waits: fewer wake-ups of the RTI and of receivers."""
-        start = len(self._batch)
-        transport.append_frame(self._batch, kind, *parts)
-        if self.centralized:
-            for conn in self.peers.values():
-                if conn.held_back:  # see flush
-                    need = tuple(c.bytes_sent for c in self.peers.values())
-                    if not self._gates or self._gates[-1][1] != need:
-                        self._gates.append((start, need))
-                    break
-
-    def flush(self) -> bool:
-        """Send the queued RTI frames; False if the RTI is gone.
-
-        Centralized, a frame queued while a peer link held back payload bytes
-        (a large value meeting a full socket, or a receiver falling behind)
-        waits until those bytes are in the socket: the RTI's grants rely on
-        every payload an LTC, NET or RESIGN accounts for being in its
-        receiver's socket already. (A NOTICE is queued just before its own
-        payload is sent, so it may leave ahead of it: harmless, a NOTICE only
-        holds grants back.) What can go, goes: a sender that keeps a backlog
-        still reports its progress. The link's writer thread wakes the
-        scheduler once it has sent everything."""
-        batch = self._batch
-        if not batch or self.rti is None:
-            return True
-        end = len(batch)
-        gates = self._gates
-        peers = self.peers.values()
-        while gates:
-            start, need = gates[0]
-            if any(c.bytes_sent - c.held_back < n for c, n in zip(peers, need, strict=True)):
-                end = start
-                break
-            gates.popleft()
-        if not end:
-            return True
-        try:
-            self.rti.send_encoded(batch if end == len(batch) else batch[:end])
-        except OSError as exc:
-            log.debug("%s: could not send to the RTI: %s", self.me.name, exc)
-            return False
-        finally:
-            del batch[:end]
-            if gates:
-                self._gates = deque((s - end, n) for s, n in gates)
-        return True
 
     def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
         gate = sched.gate
@@ -496,7 +387,7 @@ class FederateCoordinator:
                 if self.failure is not None:
                     gate.clear()
                     return
-                self.flush()
+                self.outbox.flush()
                 sched.wait(None)
 
     def _input_known(self, sched: Scheduler, port: Port, cid: int, tag: Tag) -> bool:
@@ -525,7 +416,7 @@ class FederateCoordinator:
             t = delayed(sched.tag, c.delay)
             if t > self._sent_upto:  # its receiver may answer it too (_answered)
                 self._sent_upto = t
-            self.to_rti(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
+            self.outbox.add(Frame.ABSENT, ROUTE.pack(t.time, t.microstep, c.dst_fed, c.id))
 
     def _yield_to_receivers(self, sched: Scheduler) -> None:
         """Hand the CPU to the receivers we woke, as soon as we know we are
@@ -549,11 +440,21 @@ class FederateCoordinator:
         if self._needs_absent_out:
             self._send_absents(sched, None)
         if self.centralized:
-            self.to_rti(Frame.LTC, pack_tag(tag.time, tag.microstep))
+            self.outbox.add(Frame.LTC, pack_tag(tag.time, tag.microstep))
             if tag < sched.stop_tag:  # the next NET leaves in the same write
-                nxt = sched.next_event_tag()
-                self._send_net(nxt if nxt < sched.stop_tag else sched.stop_tag)
-        self.flush()
+                if self.promise.physical_lead is None:
+                    self._promise_next(sched)
+                else:
+                    # What other threads queued meanwhile first, under the lock
+                    # their stamps are read under: the NET never passes it.
+                    with sched.lock:
+                        sched.drain_inbox()
+                        self._promise_next(sched)
+        self.outbox.flush()
+
+    def _promise_next(self, sched: Scheduler) -> None:
+        nxt = sched.next_event_tag()
+        self.promise.send(sched, nxt if nxt < sched.stop_tag else sched.stop_tag)
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         return self.shutdown.request(sched, tag)
@@ -589,7 +490,7 @@ class FederateCoordinator:
             if kind is _ABSENT:
                 if tag > self.absent_tags.get(cid, NEVER):
                     self.absent_tags[cid] = tag
-                self.last_net = None  # the RTI lowered our NET to this tag
+                self.promise.forget()  # the RTI lowered our NET to this tag
                 # Visit that tag even with no event of our own there: our
                 # outputs' absence at it must be announced (zero-delay cycle).
                 sched.schedule_network(TAG_MARKER, tag, None)
@@ -616,7 +517,7 @@ class FederateCoordinator:
             self.known_tags[cid] = tag
             # The RTI lowered our NET to this message's tag when forwarding it:
             # the next NET must be sent even if it repeats the last one.
-            self.last_net = None
+            self.promise.forget()
             sched.schedule_network(c.deliver, tag, value)
         elif kind is Frame.TAG or kind is Frame.PTAG:
             # No lock, no notification: this runs in the scheduler thread,
@@ -631,7 +532,7 @@ class FederateCoordinator:
         elif kind == Frame.WANTED:
             # Only a NET capped by physical actions can be renewed sooner; the
             # scheduler thread looks at it again as this callback returns.
-            self._wanted = make_tag(unpack_tag(payload))
+            self.promise.wanted = make_tag(unpack_tag(payload))
         elif kind == Frame.STOP_REQUEST:
             self.shutdown.on_request(sched, Tag(*unpack_tag(payload)))
         elif kind == Frame.STOP_GRANTED:
@@ -720,7 +621,7 @@ class FederateCoordinator:
                             pass  # the general path below drops and reports it
                         else:
                             known_tags[cid] = tag
-                            self.last_net = None  # as in _handle_message
+                            self.promise.forget()  # as in _handle_message
                             sched.schedule_network(c.deliver, tag, value)
                             if not conn.has_buffered_frame():
                                 return

@@ -177,7 +177,7 @@ def wanted(
     receive) is what could still reach the held one. Most holders are busy
     getting there anyway; the one that is not is a federate with physical
     actions, whose NET is capped at physical time and renewed only now and
-    then (``federation.PHYSICAL_NET_POLL_S``): told the tag, it renews as soon
+    then (``net_promise.PHYSICAL_NET_POLL_S``): told the tag, it renews as soon
     as it can promise it, so a timer downstream of a bridge's gateway is not
     held up to a renewal period late. Walks through federates that would only
     relay (their earliest output came from upstream), at most once each."""

@@ -202,6 +202,7 @@ class Scheduler:
         # No physical event may take a tag before this: the coordinator's last
         # promise to the RTI (a NET), which federates downstream were granted on.
         self.physical_floor = NEVER
+        self._physical_last: dict[Any, Tag] = {}  # trigger -> tag of its last inbox event
         # Seconds between coordinator check-ins while idle (None: only on events).
         self.idle_poll: float | None = None
         # Provisional tags only: (first reader index, port, connection id) of unsettled inputs.
@@ -239,9 +240,10 @@ class Scheduler:
         by physical actions). Read before taking the lock, a thread preempted
         between the two (a loaded machine) queued an event tagged before a
         promise already sent, and the receiver got it after processing a later
-        tag (tardy: seen in CI under two CPU hogs). Whatever still falls behind
-        a promise (a caller's own stamp, an event queued while a tag completed)
-        is moved up to it when drained (``physical_floor``)."""
+        tag (tardy: seen in CI under two CPU hogs). A coordinator that promises
+        when a tag completes drains the inbox first, under the lock. What still
+        falls behind a promise (a caller's own stamp) is moved up to it when
+        drained (``physical_floor``)."""
         with self.lock:
             t = self.physical_time() + delay_ns if time_ns is None else time_ns
             self._inbox.append((trigger, t, value))
@@ -467,7 +469,8 @@ class Scheduler:
             self._queued[i] = True
             heapq.heappush(self._ready, i)
 
-    def _drain_inbox(self) -> None:
+    def drain_inbox(self) -> None:
+        """Queue the events other threads sent (caller holds ``lock``)."""
         inbox = self._inbox
         while inbox:
             trigger, t, value = inbox.popleft()
@@ -477,10 +480,17 @@ class Scheduler:
                 self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
                 continue
             tag = Tag(t, 0)
-            if tag < self.physical_floor:  # a caller's own stamp (schedule_at), or
-                tag = self.physical_floor  # queued while a NET went out (tag_complete)
+            if tag < self.physical_floor:  # a caller's own stamp (schedule_at)
+                tag = self.physical_floor
             if tag <= self.tag:
                 tag = self.tag.delay(0)
+            last = self._physical_last.get(trigger)
+            if last is not None and last.time == tag.time and tag <= last:
+                # Moved to one instant with an earlier event of this action (both
+                # behind a promise or the current tag): one tag each, in arrival
+                # order, or the later value would replace the earlier one.
+                tag = last.delay(0)
+            self._physical_last[trigger] = tag
             self.schedule(trigger, tag, value)
 
     def _tardy(self, port: Any, tag: Tag, value: Any) -> None:
@@ -554,7 +564,7 @@ class Scheduler:
             self._rechoose = False
             if self._inbox:
                 with self.lock:
-                    self._drain_inbox()
+                    self.drain_inbox()
             nxt = self.next_event_tag()
             if nxt > self.stop_tag:
                 nxt = self.stop_tag

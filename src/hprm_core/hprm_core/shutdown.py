@@ -50,8 +50,8 @@ class ShutdownCoordinator:
             if self.agreed or self.pending is not None:
                 return FOREVER
             self.pending = tag
-        c.to_rti(Frame.STOP_REQUEST, pack_tag(tag.time, tag.microstep))
-        if not c.flush():  # nobody left to agree with: stop here
+        c.outbox.add(Frame.STOP_REQUEST, pack_tag(tag.time, tag.microstep))
+        if not c.outbox.flush():  # nobody left to agree with: stop here
             c.fail("lost the RTI")
             return tag
         return FOREVER
@@ -66,8 +66,8 @@ class ShutdownCoordinator:
                 self.pending = reply
             reply = self.pending
             sched.wake()
-        self.c.to_rti(Frame.STOP_REPLY, pack_tag(reply.time, reply.microstep))
-        self.c.flush()
+        self.c.outbox.add(Frame.STOP_REPLY, pack_tag(reply.time, reply.microstep))
+        self.c.outbox.flush()
 
     def on_granted(self, sched: Scheduler, tag: Tag) -> None:
         with sched.lock:
@@ -87,8 +87,8 @@ class ShutdownCoordinator:
                 conn.send(Frame.RESIGN)
             if c.centralized:  # our last payloads leave before the RTI hears we are done
                 conn.close()
-        c.to_rti(Frame.RESIGN)
-        c.flush()
+        c.outbox.add(Frame.RESIGN)
+        c.outbox.flush()
 
     def close(self) -> None:
         c = self.c

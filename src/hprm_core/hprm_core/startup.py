@@ -75,7 +75,7 @@ class StartupCoordinator:
         c.data_plane.start(sends=bool(c.out_conns))
         hello["listen"] = self._listen_for_peers() if c.p2p_upstream else None
         hello["waits"] = c.waits
-        hello["physical"] = c.physical_lead is not None  # its NET is capped (grants.wanted)
+        hello["physical"] = c.promise.physical_lead is not None  # its NET is capped (grants.wanted)
         hello["reactive"] = c.reactive  # it only ever answers (grants.self_paced)
         # Ours to remove on exit; the RTI's if this process dies (SIGKILL).
         hello["sockets"] = [
@@ -87,6 +87,7 @@ class StartupCoordinator:
             if p is not None
         ]
         c.rti = connect_rti(c.rti_address, c.secret, hello, c.rti_wait, c.me.name)
+        c.outbox.rti = c.rti
         start = self._await_start(c.rti)
         c.self_paced = c.me.id in start.get("self_paced", ())
         sched.add_reader(c.rti.sock, c.on_rti_readable)
