@@ -40,6 +40,7 @@ from types import ModuleType
 COMPILED = (
     "tag",
     "trigger",
+    "coordinator",
     "scheduler",
     "transport",
     "data_plane",

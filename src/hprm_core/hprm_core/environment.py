@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any
 
+from hprm_core.coordinator import Coordinator
 from hprm_core.errors import AssemblyError
 from hprm_core.precedence import Edge, assign_levels
 from hprm_core.reactor import (
@@ -38,7 +39,7 @@ from hprm_core.reactor import (
     _Element,
     _Trigger,
 )
-from hprm_core.scheduler import Coordinator, Scheduler
+from hprm_core.scheduler import Scheduler
 from hprm_core.tag import Duration
 from hprm_core.trace import Tracer
 

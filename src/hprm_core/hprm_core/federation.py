@@ -69,7 +69,7 @@ _loads = pickle.loads
 
 
 class FederateCoordinator:
-    """The scheduler's :class:`~hprm_core.scheduler.Coordinator` inside one federate."""
+    """The scheduler's :class:`~hprm_core.coordinator.Coordinator` inside one federate."""
 
     def __init__(
         self,

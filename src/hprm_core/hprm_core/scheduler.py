@@ -3,8 +3,9 @@
 One tag at a time:
 
 1. pick the next tag: the earliest event, capped by the stop tag;
-2. ask the coordinator whether that tag may be processed. Alone, the answer is
-   always yes. In a federation the coordinator (see ``federation``) may block
+2. ask the coordinator (:mod:`hprm_core.coordinator`) whether that tag may be
+   processed. Alone, the answer is always yes. In a federation the
+   coordinator (see ``federation``) may block
    until the RTI grants the tag, meanwhile injecting network messages with
    :meth:`Scheduler.schedule_network`, and may answer with an earlier tag;
 3. wait until physical time reaches the tag (logical time never runs ahead of
@@ -40,6 +41,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hprm_core import timerfd
+from hprm_core.coordinator import Coordinator, LocalCoordinator
 from hprm_core.errors import ReactionError
 from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
 
@@ -53,59 +55,11 @@ log = logging.getLogger("hprm")
 _STOP = object()  # inbox marker: a stop request from another thread
 
 
-class Coordinator(Protocol):
-    """What the scheduler asks before and after each tag (federation plugs in here)."""
-
-    def start_time(self, physical_now: int) -> int:
-        """The program's start time; a federation agrees on one through the RTI."""
-
-    def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
-        """May ``tag`` be processed now? May block (waiting for a grant); returns
-        False when the scheduler must choose again (an event arrived meanwhile).
-        For ``FOREVER``, True means nothing can ever arrive again."""
-
-    def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
-        """During a provisional tag, settle the network inputs that reactions up
-        to ``next_index`` (all, if None) may read; only called while ``sched.gate``
-        is non-empty."""
-
-    def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
-        """Called after every reaction at ``tag`` ran."""
-
-    def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
-        """A local stop request at ``tag``; returns the tag at which to stop."""
-
-    def finish(self, sched: Scheduler) -> None:
-        """The program ended (cleanly or not)."""
-
-
 class _Fires(Protocol):
     """What an event fires at its tag: a trigger (port, timer, action), a
     tardy delivery, or the tag marker."""
 
     def _fire(self, value: Any) -> None: ...
-
-
-class LocalCoordinator:
-    """A program alone in its process: every tag may be processed at once."""
-
-    def start_time(self, physical_now: int) -> int:
-        return physical_now
-
-    def advance_to(self, sched: Scheduler, tag: Tag) -> bool:
-        return True
-
-    def resolve_inputs(self, sched: Scheduler, next_index: int | None) -> None:
-        pass
-
-    def tag_complete(self, sched: Scheduler, tag: Tag) -> None:
-        pass
-
-    def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
-        return tag
-
-    def finish(self, sched: Scheduler) -> None:
-        pass
 
 
 class _TagMarker:
