@@ -49,7 +49,7 @@ def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
 def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
     import os
 
-    from hprm_core import rti
+    from hprm_core import rti, rti_process
     from hprm_core.errors import AssemblyError
     from hprm_core.tag import duration
 
@@ -75,7 +75,7 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
         )
     except AssemblyError as exc:
         args.parser.error(str(exc))
-    return rti.run_rti(server, args.remove_dir, duration(args.signal_grace) / 1e9)
+    return rti_process.run_rti(server, args.remove_dir, duration(args.signal_grace) / 1e9)
 
 
 def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
