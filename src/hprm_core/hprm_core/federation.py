@@ -93,7 +93,6 @@ class FederateCoordinator:
         self.listen_dir = listen_dir
         self.centralized = program.coordination == "centralized"
         self.sched: Scheduler | None = None
-        self.rti: Connection | None = None
         self.granted: Tag = NEVER  # TAG: everything <= granted is known
         self.provisional: Tag = NEVER  # PTAG
         self.shutdown = ShutdownCoordinator(self)
@@ -135,6 +134,11 @@ class FederateCoordinator:
         self._gate_template: list[tuple[int, Port, int]] = []  # set by wire()
         self._writers: dict[int, int] = {}
         self._sent_step: dict[int, int] = {}
+
+    @property
+    def rti(self) -> Connection | None:
+        """The connection to the RTI (None until joined): the outbox's, which writes to it."""
+        return self.outbox.rti
 
     # -- wiring ---------------------------------------------------------------------
 

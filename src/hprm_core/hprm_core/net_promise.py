@@ -39,13 +39,13 @@ class NetPromise:
         at an earlier tag): the next NET must be sent even if it repeats."""
         self.last = None
 
-    def send(self, sched: Scheduler | None, tag: Tag) -> None:
+    def send(self, sched: Scheduler, tag: Tag) -> None:
         """Promise ``tag`` (our next event), or less where a physical action
         may still produce an event before it."""
         lead = self.physical_lead
         net, capped = tag, False
         now = 0
-        if lead is not None and sched is not None:
+        if lead is not None:
             now = sched.physical_time()
             cap = Tag(now + lead, 0)
             capped = cap < tag
@@ -67,12 +67,11 @@ class NetPromise:
         if net != self.last and outbox.rti is not None:
             self.last = net
             self._renewing = capped
-            if sched is not None and lead is not None:
-                sched.physical_floor = net  # physical events never fall behind it
             outbox.add(Frame.NET, pack_tag(net.time, net.microstep))
             if lead is not None:
+                sched.physical_floor = net  # physical events never fall behind it
                 outbox.flush()
-        if lead is not None and sched is not None:
+        if lead is not None:
             sched.idle_poll = self._renewal_due(now, tag) if capped else PHYSICAL_NET_POLL_S
 
     def _renewal_due(self, now: int, tag: Tag) -> float:

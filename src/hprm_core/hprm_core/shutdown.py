@@ -97,8 +97,9 @@ class ShutdownCoordinator:
             c.data_plane = None
         for conn in c.peers.values():
             conn.close()
-        if c.rti is not None:
-            c.rti.close()
+        rti = c.rti
+        if rti is not None:
+            rti.close()
         if c.peer_listener is not None:
             transport.close_listener(c.peer_listener)
             c.peer_listener = None

@@ -86,12 +86,11 @@ class StartupCoordinator:
             )
             if p is not None
         ]
-        c.rti = connect_rti(c.rti_address, c.secret, hello, c.rti_wait, c.me.name)
-        c.outbox.rti = c.rti
-        start = self._await_start(c.rti)
+        rti = c.outbox.rti = connect_rti(c.rti_address, c.secret, hello, c.rti_wait, c.me.name)
+        start = self._await_start(rti)
         c.self_paced = c.me.id in start.get("self_paced", ())
-        sched.add_reader(c.rti.sock, c.on_rti_readable)
-        if c.rti.has_buffered_frame():  # arrived together with START
+        sched.add_reader(rti.sock, c.on_rti_readable)
+        if rti.has_buffered_frame():  # arrived together with START
             c.on_rti_readable()
         for fid in sorted(c.p2p_downstream):
             self._connect_downstream(fid, start["peers"][str(fid)], hello)
