@@ -114,56 +114,55 @@ def test_wait_with_busy_poll_sees_a_socket_written_during_the_spin_and_after_it(
         b.close()
 
 
-def test_a_physical_event_is_stamped_once_the_scheduler_lock_is_free():
-    """A federate with physical actions promises the RTI "no event before now"
-    while it holds the scheduler's lock. An event stamped before its thread
-    took that lock (preempted in between, on a loaded machine) could fall
-    behind the promise and reach the next federate tardy: the stamp is read
-    under the lock."""
-    sched = Scheduler(
-        _EnvStub(), fast=False, timeout=None, keepalive=False, on_error="stop", tracer=None
-    )
-    action = PhysicalAction()
-    action._sched = sched  # as assembling a program binds it
-    try:
-        with sched.lock:
-            sensor = threading.Thread(target=action.schedule, args=("reading",))
-            sensor.start()
-            time.sleep(0.05)  # the sensor thread waits for the lock meanwhile
-            promised = sched.physical_time()  # what a NET sent now would promise
-        sensor.join()
-        ((trigger, stamp, value),) = sched._inbox
-        assert (trigger, value) == (action, "reading")
-        assert stamp >= promised, f"stamped {(promised - stamp) / 1e6:.1f} ms before the promise"
-    finally:
-        sched.close()
-
-
-def test_a_physical_event_never_takes_a_tag_behind_the_last_promise():
-    """A stamp of the caller's own (schedule_at) behind the federate's last NET
-    would reach federates granted past it tardy: it takes the NET's tag, and a
-    second one the next microstep."""
+@pytest.fixture
+def bound_action():
+    """A scheduler of an empty program and a physical action bound to it, as
+    assembling a program binds one."""
     sched = Scheduler(
         _EnvStub(), fast=False, timeout=None, keepalive=False, on_error="stop", tracer=None
     )
     action = PhysicalAction()
     action._sched = sched
-    try:
-        promise = Tag(sched.physical_time() + 10_000_000, 0)
-        sched.physical_floor = promise  # as the federation's coordinator sets it with a NET
-        action.schedule_at("stamped behind", promise.time - 5_000_000)
-        action.schedule_at("also behind", promise.time - 4_000_000)
-        action.schedule_at("stamped ahead", promise.time + 1)
-        sched.drain_inbox()
-        queued = sorted((e[0], e[1], e[4]) for e in sched._events)
-        # two events moved up to one promise keep one tag each (else one value is lost)
-        assert queued == [
-            (promise.time, 0, "stamped behind"),
-            (promise.time, 1, "also behind"),
-            (promise.time + 1, 0, "stamped ahead"),
-        ]
-    finally:
-        sched.close()
+    yield sched, action
+    sched.close()
+
+
+def test_a_physical_event_is_stamped_once_the_scheduler_lock_is_free(bound_action):
+    """A federate with physical actions promises the RTI "no event before now"
+    while it holds the scheduler's lock. An event stamped before its thread
+    took that lock (preempted in between, on a loaded machine) could fall
+    behind the promise and reach the next federate tardy: the stamp is read
+    under the lock."""
+    sched, action = bound_action
+    with sched.lock:
+        sensor = threading.Thread(target=action.schedule, args=("reading",))
+        sensor.start()
+        time.sleep(0.05)  # the sensor thread waits for the lock meanwhile
+        promised = sched.physical_time()  # what a NET sent now would promise
+    sensor.join()
+    ((trigger, stamp, value),) = sched._inbox
+    assert (trigger, value) == (action, "reading")
+    assert stamp >= promised, f"stamped {(promised - stamp) / 1e6:.1f} ms before the promise"
+
+
+def test_a_physical_event_never_takes_a_tag_behind_the_last_promise(bound_action):
+    """A stamp of the caller's own (schedule_at) behind the federate's last NET
+    would reach federates granted past it tardy: it takes the NET's tag, and a
+    second one the next microstep."""
+    sched, action = bound_action
+    promise = Tag(sched.physical_time() + 10_000_000, 0)
+    sched.physical_floor = promise  # as the federation's coordinator sets it with a NET
+    action.schedule_at("stamped behind", promise.time - 5_000_000)
+    action.schedule_at("also behind", promise.time - 4_000_000)
+    action.schedule_at("stamped ahead", promise.time + 1)
+    sched.drain_inbox()
+    queued = sorted((e[0], e[1], e[4]) for e in sched._events)
+    # two events moved up to one promise keep one tag each (else one value is lost)
+    assert queued == [
+        (promise.time, 0, "stamped behind"),
+        (promise.time, 1, "also behind"),
+        (promise.time + 1, 0, "stamped ahead"),
+    ]
 
 
 class _EnvStub:
