@@ -4,7 +4,7 @@ Why a second engine: onnxruntime's CUDA build (``onnxruntime-gpu``) links one CU
 major version, and a GPU machine set up for PyTorch often has another (PyTorch bundles its
 own). There the detector would silently fall back to the CPU and the A/B would measure a
 detector ten times slower than the paper's. PyTorch runs the very same graph: ``onnx2torch``
-converts the ONNX model (one definition of the network, in ``yolo``), so weights, layout and
+converts the ONNX model (one definition of the network, in ``yolo_graph``), so weights, layout and
 post-processing stay those of onnxruntime's path.
 
 Used only when onnxruntime has no CUDA provider, and both ``torch`` with a visible GPU and
