@@ -47,6 +47,7 @@ COMPILED = (
     "rti_outbox",
     "net_promise",
     "federation",
+    "inbound",
     "grants",
     "rti",
 )

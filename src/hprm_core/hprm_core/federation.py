@@ -22,37 +22,37 @@ coordination, a federate that can only ever hear answers to its own messages
 (``grants.self_paced``) grants itself g once the RTI has granted past its
 last message, without asking. What it promises the RTI (its NETs, capped
 by physical actions) is :mod:`net_promise`; the frames it owes the RTI
-leave through :mod:`rti_outbox`. This module is compiled
+leave through :mod:`rti_outbox`; what reaches it is read by :mod:`inbound`.
+This module is compiled
 (:mod:`compiled`): it is on every message's path.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import pickle
 import socket
 import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
-from hprm_core import quiescence, transport
+from hprm_core import quiescence
 from hprm_core.causality import Wait
-from hprm_core.data_plane import INLINE_KIND, DataPlane
+from hprm_core.data_plane import DataPlane
 from hprm_core.environment import Environment
 from hprm_core.errors import AssemblyError, FederationError, HprmError
+from hprm_core.inbound import Inbound
 from hprm_core.links import FederateLinks
 from hprm_core.net_promise import PHYSICAL_NET_POLL_S, NetPromise
 from hprm_core.reactor import LogicalAction, PhysicalAction, Port, Timer
 from hprm_core.rti_outbox import RtiOutbox
-from hprm_core.scheduler import TAG_MARKER, Scheduler
+from hprm_core.scheduler import Scheduler
 from hprm_core.shutdown import ShutdownCoordinator
 from hprm_core.startup import StartupCoordinator
 from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
-from hprm_core.tag import FOREVER, NEVER, Tag, delayed, make_tag
-from hprm_core.transport import ROUTE, Connection, Frame, pack_tag, unpack_tag
+from hprm_core.tag import FOREVER, NEVER, Tag, delayed
+from hprm_core.transport import ROUTE, Connection, Frame, pack_tag
 
 log = logging.getLogger("hprm.federation")
 
@@ -62,10 +62,7 @@ RTI_WAIT_S = 10.0  # how long a federate waits for its RTI to come up (launch or
 IDLE_REPORT_S = 0.05
 
 
-_MESSAGE, _ABSENT = Frame.MESSAGE, Frame.ABSENT  # module constants: no Enum lookups per message
-_ROUTE_SIZE = ROUTE.size
-_unpack_route = ROUTE.unpack_from
-_loads = pickle.loads
+_MESSAGE = Frame.MESSAGE  # a module constant: no Enum lookup per message
 
 
 class FederateCoordinator:
@@ -96,6 +93,7 @@ class FederateCoordinator:
         self.granted: Tag = NEVER  # TAG: everything <= granted is known
         self.provisional: Tag = NEVER  # PTAG
         self.shutdown = ShutdownCoordinator(self)
+        self.inbound = Inbound(self)  # reads the RTI's and the peers' sockets
         self.failure: str | None = None
         links = FederateLinks(program, me, rti)
         self.links = links
@@ -111,11 +109,11 @@ class FederateCoordinator:
         self.upstream_feds = links.upstream_feds
         self.p2p_upstream = links.p2p_upstream  # payloads peer to peer (see links.py)
         self.p2p_downstream = links.p2p_downstream
-        self._unsettled_grant = False  # a grant arrived; peer sockets not drained since
-        self._peers_missing = len(self.p2p_upstream)  # upstream peers not connected yet
+        self.unsettled_grant = False  # a grant arrived; peer sockets not drained since
+        self.peers_missing = len(self.p2p_upstream)  # upstream peers not connected yet
         self._woke_peers = False  # this tag sent a payload peer to peer
         self.upstream_done: set[int] = set()
-        self._upstream_conns: dict[int, Connection] = {}  # upstream federate -> its peer conn
+        self.upstream_conns: dict[int, Connection] = {}  # upstream federate -> its peer conn
         self._idle_reported: bytes | None = None  # last IDLE report (decentralized)
         self._idle_step = -1  # scheduler step when we last found nothing to do
         self._idle_since = 0.0
@@ -236,7 +234,7 @@ class FederateCoordinator:
             while True:
                 if self.failure is not None:
                     return True  # stop locally; run() raises afterwards
-                if self._peers_missing and self.centralized:
+                if self.peers_missing and self.centralized:
                     # A grant says every message up to it was sent, not that
                     # it reached us: until every upstream peer is connected
                     # (right after START), a payload may sit in a socket we
@@ -244,7 +242,7 @@ class FederateCoordinator:
                     self.outbox.flush()
                     sched.wait(None)
                     continue
-                if self._unsettled_grant:
+                if self.unsettled_grant:
                     self._settle_peers(sched)
                 if sched.has_news():
                     return False
@@ -319,7 +317,7 @@ class FederateCoordinator:
         our socket before its sender even told the RTI about it, so it is in
         the kernel now, but maybe not yet read: non-blocking passes over the
         ready sockets until none is left read it. Called with ``_lock`` held."""
-        self._unsettled_grant = False
+        self.unsettled_grant = False
         while sched.wait(0):
             pass
 
@@ -357,7 +355,7 @@ class FederateCoordinator:
             {k: c.bytes_sent for k, c in self.peers.items()},
             {
                 k: (c.bytes_received, k in self.upstream_done)
-                for k, c in self._upstream_conns.items()
+                for k, c in self.upstream_conns.items()
             },
         )
         if report != self._idle_reported:
@@ -470,7 +468,7 @@ class FederateCoordinator:
     def close(self) -> None:
         self.shutdown.close()
 
-    # -- receiving -----------------------------------------------------------------------
+    # -- failing -------------------------------------------------------------------------
 
     def fail(self, reason: str) -> None:
         sched = self.sched
@@ -481,166 +479,3 @@ class FederateCoordinator:
                 log.error("%s: %s", self.me.name, reason)
             sched.request_stop()
             sched.notify()
-
-    def _handle_message(self, kind: Frame, payload: memoryview, source: str) -> None:
-        sched = self.sched
-        assert sched is not None
-        if kind is _MESSAGE or kind is _ABSENT:  # the per-message path: kept short
-            t, m, dst, cid = ROUTE.unpack_from(payload)
-            c = self.in_ports.get(cid)
-            if c is None or dst != self.me.id:
-                raise transport.ProtocolError(f"{source} sent a message for unknown port {cid}")
-            tag = make_tag((t, m))
-            if kind is _ABSENT:
-                if tag > self.absent_tags.get(cid, NEVER):
-                    self.absent_tags[cid] = tag
-                self.promise.forget()  # the RTI lowered our NET to this tag
-                # Visit that tag even with no event of our own there: our
-                # outputs' absence at it must be announced (zero-delay cycle).
-                sched.schedule_network(TAG_MARKER, tag, None)
-                return
-            assert self.data_plane is not None
-            try:
-                value = self.data_plane.decode(
-                    c.src_fed,
-                    payload[ROUTE.size :],
-                    c.serialization,
-                    copy_raw=len(payload) <= transport.EAGER_BUFFER,
-                )
-            except HprmError as exc:
-                # Bad payload: say which connection and tag, drop it, keep running.
-                log.error(
-                    "%s: dropped a message on %s -> %s at tag %s: %s",
-                    self.me.name,
-                    c.src_name,
-                    c.dst_name,
-                    tag.elapsed(sched.start_time),
-                    exc,
-                )
-                return
-            self.known_tags[cid] = tag
-            # The RTI lowered our NET to this message's tag when forwarding it:
-            # the next NET must be sent even if it repeats the last one.
-            self.promise.forget()
-            sched.schedule_network(c.deliver, tag, value)
-        elif kind is Frame.TAG or kind is Frame.PTAG:
-            # No lock, no notification: this runs in the scheduler thread,
-            # which re-checks its grants as soon as the callback returns.
-            g = make_tag(unpack_tag(payload))
-            if kind is Frame.TAG and g > self.granted:
-                self.granted = g
-                self._unsettled_grant = bool(self.p2p_upstream)
-            elif kind is Frame.PTAG and g > self.provisional:
-                self.provisional = g
-                self._unsettled_grant = bool(self.p2p_upstream)
-        elif kind == Frame.WANTED:
-            # Only a NET capped by physical actions can be renewed sooner; the
-            # scheduler thread looks at it again as this callback returns.
-            self.promise.wanted = make_tag(unpack_tag(payload))
-        elif kind == Frame.STOP_REQUEST:
-            self.shutdown.on_request(sched, Tag(*unpack_tag(payload)))
-        elif kind == Frame.STOP_GRANTED:
-            self.shutdown.on_granted(sched, Tag(*unpack_tag(payload)))
-        elif kind == Frame.FAILED:
-            self.fail(bytes(payload).decode())
-        elif kind == Frame.QUIESCENT:
-            with sched.lock:
-                self.quiescent = True
-                sched.wake()
-        elif kind == Frame.RESIGN:
-            pass
-        else:
-            raise transport.ProtocolError(f"{source} sent unexpected {kind.name}")
-
-    def on_rti_readable(self) -> None:
-        """Runs in the scheduler thread while it waits: no thread hand-off."""
-        conn = self.rti
-        sched = self.sched
-        assert conn is not None and sched is not None
-        try:
-            while True:
-                kind, payload = conn.recv()
-                self._handle_message(kind, payload, "RTI")
-                if not conn.has_buffered_frame():
-                    return
-        except (EOFError, OSError) as exc:
-            sched.remove_reader(conn.sock)
-            if not self.resigned and self.failure is None:
-                self.fail(f"lost the RTI ({exc})")
-                self.rti_lost = True
-        except Exception as exc:
-            sched.remove_reader(conn.sock)
-            self.fail(f"bad frame from the RTI: {exc}")
-
-    def add_upstream(self, conn: Connection, hello: dict[str, Any]) -> None:
-        """Accept thread: watch a new upstream peer's socket (from the next wait)."""
-        sched = self.sched
-        assert sched is not None
-        with sched.lock:
-            self._upstream_conns[hello["federate"]] = conn
-            sched.add_reader(
-                conn.sock, functools.partial(self._on_peer_readable, conn, hello["federate"])
-            )
-            self._peers_missing -= 1
-            # Payloads may already wait on it, sent before grants we hold.
-            self._unsettled_grant = True
-
-    def _on_peer_readable(self, conn: Connection, fid: int) -> None:
-        """The peer-to-peer data path, run by the scheduler thread while it
-        waits: no thread hand-off.
-
-        A small pickled message for a tag still ahead, the common case, goes
-        from the receive buffer to the event heap in this one function, without
-        the general path's calls (``_handle_message``, ``DataPlane.decode``,
-        ``schedule_network``). A message wakes this process after another one
-        (its sender) ran on the CPU, so whatever runs here runs cold (caches
-        full of the sender's state), several times slower than the same code in
-        a loop: the per-message path is kept to as little code as possible.
-        Anything else (absences, stored or streamed values, safe-mode links,
-        tardy or provisional-tag messages, a payload that fails to unpickle)
-        takes the general path, which also reports the errors.
-        """
-        sched = self.sched
-        assert sched is not None
-        recv = conn.recv
-        in_ports = self.in_ports
-        known_tags = self.known_tags
-        me = self.me.id
-        try:
-            while True:
-                kind, payload = recv()
-                if kind is _MESSAGE and payload[_ROUTE_SIZE] == INLINE_KIND:
-                    t, m, dst, cid = _unpack_route(payload)
-                    c = in_ports.get(cid)
-                    tag = make_tag((t, m))
-                    if (
-                        c is not None
-                        and dst == me
-                        and c.serialization == "pickle"
-                        and tag > sched.tag
-                    ):
-                        try:
-                            value = _loads(payload[_ROUTE_SIZE + 1 :])
-                        except Exception:
-                            pass  # the general path below drops and reports it
-                        else:
-                            known_tags[cid] = tag
-                            self.promise.forget()  # as in _handle_message
-                            sched.schedule_network(c.deliver, tag, value)
-                            if not conn.has_buffered_frame():
-                                return
-                            continue
-                if kind == Frame.RESIGN:
-                    break
-                self._handle_message(kind, payload, conn.peer)
-                if not conn.has_buffered_frame():
-                    return
-        except (EOFError, OSError):
-            pass  # the RTI reports a federate that died
-        except Exception as exc:
-            log.error("%s: dropping connection from federate %d: %s", self.me.name, fid, exc)
-        sched.remove_reader(conn.sock)
-        conn.close()
-        with sched.lock:
-            self.upstream_done.add(fid)
-            sched.wake()

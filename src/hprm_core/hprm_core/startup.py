@@ -89,9 +89,9 @@ class StartupCoordinator:
         rti = c.outbox.rti = connect_rti(c.rti_address, c.secret, hello, c.rti_wait, c.me.name)
         start = self._await_start(rti)
         c.self_paced = c.me.id in start.get("self_paced", ())
-        sched.add_reader(rti.sock, c.on_rti_readable)
+        sched.add_reader(rti.sock, c.inbound.on_rti_readable)
         if rti.has_buffered_frame():  # arrived together with START
-            c.on_rti_readable()
+            c.inbound.on_rti_readable()
         for fid in sorted(c.p2p_downstream):
             self._connect_downstream(fid, start["peers"][str(fid)], hello)
         log.info(
@@ -163,7 +163,7 @@ class StartupCoordinator:
         listener = c.peer_listener
         threading.Thread(
             target=gatekeeper.serve,
-            args=(listener, c.secret, c.federation, c.p2p_upstream, c.add_upstream),
+            args=(listener, c.secret, c.federation, c.p2p_upstream, c.inbound.add_upstream),
             kwargs={"once": True, "name": c.me.name},
             name=f"{c.me.name}-peer-accept",
             daemon=True,
