@@ -26,11 +26,6 @@ def quiet_detector(**kwargs) -> Detector:
 
 
 @pytest.fixture(scope="module")
-def image() -> np.ndarray:
-    return np.random.default_rng(42).integers(0, 256, (600, 960, 3), dtype=np.uint8)
-
-
-@pytest.fixture(scope="module")
 def seeded() -> Detector:
     return quiet_detector(seed=0)
 

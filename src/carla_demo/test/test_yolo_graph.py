@@ -14,11 +14,6 @@ from carla_demo.yolo_graph import build_yolov8n
 YOLOV8N_PARAMS = 3_151_904  # ultralytics' fused yolov8n (Conv+BN folded), 80 classes
 
 
-@pytest.fixture(scope="module")
-def image() -> np.ndarray:
-    return np.random.default_rng(42).integers(0, 256, (600, 960, 3), dtype=np.uint8)
-
-
 def test_graph_is_valid_yolov8n_with_ultralytics_layout() -> None:
     model = build_yolov8n(seed=0)
     onnx.checker.check_model(model, full_check=True)
