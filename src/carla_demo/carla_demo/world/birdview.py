@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .observation import BIRDVIEW_SHAPE
+from .observation import BIRDVIEW_SHAPE, byte_array
 
 __all__ = [
     "EGO_COL",
@@ -185,7 +185,7 @@ class BirdviewRenderer:
         solid 255); lights: stop-line polylines per state; stops: stop-sign area polygons.
         """
         self._history.append(objects)
-        out = np.zeros(BIRDVIEW_SHAPE, dtype=np.uint8)
+        out = byte_array(BIRDVIEW_SHAPE)
         out[0] = rasterize_polygons(road, ego, ROAD)
         out[1] = rasterize_polylines(route, ego, ROUTE_WIDTH_PX, 255)
         img, draw = _canvas()

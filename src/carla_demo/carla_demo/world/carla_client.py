@@ -21,7 +21,15 @@ import socket
 import numpy as np
 
 from .birdview import VIEW_RADIUS_M, WALKER_SCALE, BirdviewRenderer, Objects, Pose, box_polygon
-from .observation import CAMERA_SHAPE, DT_NS, DT_S, Control, Observation, make_measurements
+from .observation import (
+    CAMERA_SHAPE,
+    DT_NS,
+    DT_S,
+    Control,
+    Observation,
+    byte_array,
+    make_measurements,
+)
 
 __all__ = ["CarlaWorld", "check_reachable", "import_carla"]
 
@@ -208,7 +216,8 @@ class CarlaWorld:
             if image.frame >= tick:
                 break
         bgra = np.frombuffer(image.raw_data, dtype=np.uint8).reshape(image.height, image.width, 4)
-        camera = np.ascontiguousarray(bgra[:, :, 2::-1])
+        camera = byte_array((*bgra.shape[:2], 3))
+        np.copyto(camera, bgra[:, :, 2::-1])  # BGRA -> RGB, the one copy
         return Observation(
             frame=self.frame,
             sim_time_ns=self.frame * DT_NS,

@@ -21,7 +21,15 @@ import os
 import numpy as np
 
 from .birdview import VIEW_RADIUS_M, BirdviewRenderer, Objects, Pose, box_polygon
-from .observation import CAMERA_SHAPE, DT_NS, DT_S, Control, Observation, make_measurements
+from .observation import (
+    CAMERA_SHAPE,
+    DT_NS,
+    DT_S,
+    Control,
+    Observation,
+    byte_array,
+    make_measurements,
+)
 
 __all__ = ["A_MAX", "B_MAX", "EPISODE_S", "MAX_STEER", "EmbeddedWorld"]
 
@@ -167,7 +175,7 @@ class EmbeddedWorld:
     def _camera(self) -> np.ndarray:
         self._viewer.display()
         raw = self._pygame.image.tobytes(self._viewer.sim_surface, "RGB")
-        return np.frombuffer(raw, dtype=np.uint8).reshape(CAMERA_SHAPE).copy()
+        return byte_array(CAMERA_SHAPE, raw)  # the one copy: ``raw`` is read-only
 
     def _measurements(self) -> np.ndarray:
         # The bicycle model moves along heading + slip angle beta, not along the heading.

@@ -8,6 +8,8 @@ here may import middleware (rclpy, hprm): the nodes wrap it, not the other way r
 
 from __future__ import annotations
 
+import array
+import math
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -23,6 +25,7 @@ __all__ = [
     "Control",
     "Observation",
     "World",
+    "byte_array",
     "make_measurements",
 ]
 
@@ -113,3 +116,22 @@ def make_measurements(
     return np.array(
         [control.throttle, control.steer, control.brake, gear, vel_x, vel_y], dtype=np.float32
     )
+
+
+def byte_array(shape: tuple[int, ...], fill: bytes | None = None) -> np.ndarray:
+    """A uint8 array of `shape` whose memory is an ``array.array("B")`` (zeros, or a copy of
+    `fill`), for the frames a world renders.
+
+    Not middleware: ``array.array`` is what a ROS 2 ``uint8[]`` field (an Image's ``data``)
+    takes as it is, so a node can put the pixels into its message without copying them
+    (`carla_demo.messages.image_msg` looks for this). With a plain numpy frame, every message
+    would cost one more copy of the 1.7 MB camera, and the world's own copy is already there.
+
+    >>> byte_array((2, 3), b"abcdef")[1].tolist()
+    [100, 101, 102]
+    """
+    n = math.prod(shape)
+    data = array.array("B", fill if fill is not None else bytes(n))
+    if len(data) != n:
+        raise ValueError(f"{len(data)} bytes do not fill an array of shape {shape}")
+    return np.frombuffer(data, np.uint8).reshape(shape)

@@ -1,0 +1,81 @@
+"""The sim's Image messages carry the world's rendered pixels without a copy.
+
+A copy of the 1.7 MB camera frame per message is most of what building the messages costs;
+the world renders into an ``array.array`` (`world.byte_array`) that the message takes as it
+is. Checked with both message classes a node can get: HPRM's (no ROS 2 needed) and rclpy's
+generated ones (under a sourced ROS 2). Each runs in its own interpreter, since a process
+has one ``sensor_msgs``.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from carla_demo.ab import rclpy_missing
+
+_CHECK = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    if sys.argv[1] == "hprm":
+        from hprm_bridge import messages as hprm_messages
+        hprm_messages.install()
+    from carla_demo import messages
+    from carla_demo.world import open_world
+
+    def pixels_of(msg):
+        return np.frombuffer(msg.data, np.uint8)
+
+    with open_world(seed=0) as world:
+        obs = world.reset()
+    found = {"type": type(messages.image_msg(None, (1, 1), "mono8", 0, "x")).__module__}
+    for name, pixels in [("camera", obs.camera), ("birdview", obs.birdview),
+                         ("copy", obs.camera.copy()), ("part", obs.camera[:300])]:
+        msg = messages.image_msg(pixels, pixels.shape, "rgb8", 0, name)
+        found[name] = {
+            "shared": bool(np.shares_memory(pixels_of(msg), pixels)),
+            "equal": pixels_of(msg).tobytes() == pixels.tobytes(),
+            "rows": msg.height,
+        }
+    print(json.dumps(found))
+    """
+)
+
+
+def _check(classes: str) -> dict:
+    r = subprocess.run(
+        [sys.executable, "-c", _CHECK, classes], capture_output=True, text=True, timeout=120
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.splitlines()[-1])
+
+
+def _assert_adopted_only_whole_frames(found: dict) -> None:
+    # the world's frames are taken as they are
+    assert found["camera"] == {"shared": True, "equal": True, "rows": 600}
+    assert found["birdview"] == {"shared": True, "equal": True, "rows": 15}
+    # anything else is copied: a plain numpy frame, and part of a world's frame (the
+    # message must not carry the rows it did not ask for)
+    assert found["copy"] == {"shared": False, "equal": True, "rows": 600}
+    assert found["part"] == {"shared": False, "equal": True, "rows": 300}
+
+
+def test_hprm_messages_take_the_rendered_frame_without_a_copy():
+    found = _check("hprm")
+    assert found["type"] == "sensor_msgs.msg"
+    _assert_adopted_only_whole_frames(found)
+
+
+@pytest.mark.ros2
+def test_rclpy_messages_take_the_rendered_frame_without_a_copy():
+    missing = rclpy_missing()
+    if missing is not None:
+        pytest.skip(missing)
+    found = _check("rclpy")
+    assert found["type"].startswith("sensor_msgs.msg._image")  # rosidl's generated class
+    _assert_adopted_only_whole_frames(found)
