@@ -45,10 +45,16 @@ def _stamp(msg: Any, ns: int, frame_id: str) -> None:
 
 
 def image_msg(
-    pixels: np.ndarray | None, shape: tuple[int, ...], encoding: str, ns: int, frame_id: str
+    pixels: np.ndarray | None,
+    shape: tuple[int, ...],
+    encoding: str,
+    ns: int,
+    frame_id: str,
+    loaned: bool = False,
 ) -> Image:
     """An Image of `shape` (rows, columns[, channels]); `pixels` None for a shared-memory
-    reference (`frame_id` then names the segment)."""
+    reference (`frame_id` then names the segment). `loaned`: `pixels` is a publisher's
+    loan (``borrow_loaned_array``, HPRM's), which its message class takes as it is."""
     msg = Image()
     _stamp(msg, ns, frame_id)
     msg.height, msg.width = shape[0], shape[1]
@@ -59,7 +65,7 @@ def image_msg(
         # a numpy view by HPRM's: no copy when the world rendered into one (byte_array);
         # else one memcpy (frombytes; array.array("B", view) would iterate the pixels one
         # by one: ~100 ms for this camera)
-        data = _byte_array_of(pixels)
+        data = pixels.reshape(-1) if loaned else _byte_array_of(pixels)
         if data is None:
             data = array.array("B")
             data.frombytes(np.ascontiguousarray(pixels, np.uint8).reshape(-1).data)

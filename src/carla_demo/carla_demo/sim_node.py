@@ -7,12 +7,16 @@ the observation of frame i is ready (before its messages are built and published
 moment the control of frame i reaches this node, i.e. everything the middleware and the
 models add, nothing of the world's own step.
 
-Plain rclpy: run it unchanged under ROS 2 or under HPRM. Parameters: ``frames`` (measured,
-default 400), ``warmup`` (100, not measured), ``seed``, ``carla_host``/``carla_port`` (empty:
-the embedded world), ``transport`` (``topic``, or ``shm`` for the ros2-shm baseline),
-``report`` (a JSON file to write the per-frame figures to), ``resend_period`` (seconds
-between re-sends of the first frame while no control came back: ROS 2 discovery may not
-have matched every subscriber yet).
+Plain rclpy: run it unchanged under ROS 2 or under HPRM. Where a publisher lends shared
+memory (HPRM's ``borrow_loaned_array``; rclpy has no loans), the world renders the camera
+and bird's-eye view into it and the messages cross without a copy; elsewhere it renders into
+an ``array.array`` that the messages take as it is (`world.byte_array`).
+
+Parameters: ``frames`` (measured, default 400), ``warmup`` (100, not measured), ``seed``,
+``carla_host``/``carla_port`` (empty: the embedded world), ``transport`` (``topic``, or
+``shm`` for the ros2-shm baseline), ``report`` (a JSON file to write the per-frame figures
+to), ``resend_period`` (seconds between re-sends of the first frame while no control came
+back: ROS 2 discovery may not have matched every subscriber yet).
 """
 
 import json
@@ -24,7 +28,7 @@ from sensor_msgs.msg import Image, JointState
 from carla_demo import messages
 from carla_demo.shm_transport import ShmWriter
 from carla_demo.spin import spin_node
-from carla_demo.world import MEASUREMENT_NAMES, Control, open_world
+from carla_demo.world import MEASUREMENT_NAMES, Control, byte_array, open_world
 
 
 class Sim(Node):
@@ -41,8 +45,12 @@ class Sim(Node):
         if transport not in ("topic", "shm"):
             raise ValueError(f"transport must be 'topic' or 'shm', not {transport!r}")
         self.shm = ShmWriter() if transport == "shm" else None
-        self.world = open_world(carla_host=host or None, carla_port=port, seed=seed)
         self.camera_pub = self.create_publisher(Image, "camera/image", 1)
+        loan = getattr(self.camera_pub, "borrow_loaned_array", None) if self.shm is None else None
+        self.loaned = loan is not None
+        self.world = open_world(
+            carla_host=host or None, carla_port=port, seed=seed, alloc=loan or byte_array
+        )
         self.birdview_pub = self.create_publisher(Image, "birdview", 1)
         self.measurements_pub = self.create_publisher(JointState, "measurements", 1)
         self.create_subscription(JointState, "control", self.on_control, 1)
@@ -65,7 +73,9 @@ class Sim(Node):
         self.sent_at = time.monotonic_ns()
         ns = obs.sim_time_ns
         if self.shm is None:
-            camera = messages.image_msg(obs.camera, obs.camera.shape, "rgb8", ns, "camera")
+            camera = messages.image_msg(
+                obs.camera, obs.camera.shape, "rgb8", ns, "camera", self.loaned
+            )
             bev_pixels = obs.birdview
         else:
             camera = messages.image_msg(
@@ -74,7 +84,7 @@ class Sim(Node):
             bev_pixels = None
         bev_shape = (obs.birdview.shape[0] * obs.birdview.shape[1], obs.birdview.shape[2])
         bev_id = "birdview" if self.shm is None else self.shm.write("birdview", obs.birdview)
-        birdview = messages.image_msg(bev_pixels, bev_shape, "mono8", ns, bev_id)
+        birdview = messages.image_msg(bev_pixels, bev_shape, "mono8", ns, bev_id, self.loaned)
         self.camera_pub.publish(camera)
         self.birdview_pub.publish(birdview)
         self.measurements_pub.publish(messages.values_msg(MEASUREMENT_NAMES, obs.measurements, ns))

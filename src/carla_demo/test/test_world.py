@@ -114,6 +114,25 @@ def test_deterministic_within_and_across_processes():
     assert out.stdout.strip().splitlines()[-1] == first
 
 
+def test_frames_are_rendered_into_the_memory_the_caller_gives():
+    """A node's loans start with whatever the memory held: the world must write every pixel
+    of the arrays `alloc` gives, and render the same frames as into zeroed ones."""
+    given = []
+
+    def dirty(shape):
+        given.append(np.full(shape, 0xAB, np.uint8))
+        return given[-1]
+
+    with open_world(seed=5) as plain, open_world(seed=5, alloc=dirty) as loaned:
+        frames = [(plain.reset(), loaned.reset())]
+        frames += [(plain.step(c), loaned.step(c)) for c in [Control(0.5, 0.1, 0.0)] * 2]
+    assert len(given) == 6  # the camera, then the bird's-eye view, of each frame
+    for i, (a, b) in enumerate(frames):
+        assert b.camera is given[2 * i] and b.birdview is given[2 * i + 1]
+        assert np.array_equal(a.camera, b.camera)
+        assert np.array_equal(a.birdview, b.birdview)
+
+
 def test_throttle_and_brake_change_speed(world):
     v0 = world.reset().measurements[4]
     assert v0 > 10

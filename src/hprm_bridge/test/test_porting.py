@@ -267,3 +267,73 @@ def test_nodes_use_custom_message_packages_and_hprm_msgs_from_source(tmp_path):
     assert re.findall(r"^\[reader\] GOT (.*)$", r.stdout, re.M) == [
         "cup1 0.25 my_msgs.msg", "cup2 0.5 my_msgs.msg", "cup3 0.75 my_msgs.msg"]  # fmt: skip
     assert "TAG FIELDS ['time', 'microstep']" in r.stdout
+
+
+def test_a_publisher_lends_shared_memory_that_crosses_without_a_copy(tmp_path):
+    """``borrow_loaned_array`` (HPRM's; rclpy has no loans): inside a running federate the
+    array lives in the federate's shared-memory arena (a memfd, as /proc/self/maps shows),
+    and what the node wrote into it is what the subscriber reads, frame after frame;
+    before spin there is no store yet, and it is a plain array."""
+    (tmp_path / "camera.py").write_text(
+        textwrap.dedent("""
+        import rclpy
+        from rclpy.node import Node
+        from sensor_msgs.msg import Image
+
+        def mapping(a):
+            addr = a.__array_interface__["data"][0]
+            for line in open("/proc/self/maps"):
+                lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+                if lo <= addr < hi:
+                    return " ".join(line.split()[5:]) or "anonymous"
+
+        class Camera(Node):
+            def __init__(self):
+                super().__init__("camera")
+                self.pub = self.create_publisher(Image, "image", 1)
+                early = self.pub.borrow_loaned_array((4, 4))
+                print("BEFORE SPIN", early.dtype, early.shape, mapping(early), flush=True)
+                self.create_timer(0.01, self.tick)
+                self.n = 0
+
+            def tick(self):
+                self.n += 1
+                pixels = self.pub.borrow_loaned_array((480, 640, 3))
+                pixels[:] = self.n
+                print("LOAN", pixels.dtype, pixels.shape, mapping(pixels), flush=True)
+                self.pub.publish(Image(height=480, width=640, encoding="rgb8", step=1920,
+                                       data=pixels.reshape(-1)))
+
+        rclpy.init()
+        rclpy.spin(Camera())
+    """)
+    )
+    (tmp_path / "viewer.py").write_text(
+        textwrap.dedent("""
+        import numpy as np
+        import rclpy
+        from rclpy.node import Node
+        from sensor_msgs.msg import Image
+
+        class Viewer(Node):
+            def __init__(self):
+                super().__init__("viewer")
+                self.create_subscription(Image, "image", self.got, 1)
+
+            def got(self, msg):
+                values = np.unique(np.asarray(msg.data)).tolist()
+                print("GOT", msg.height, msg.width, len(msg.data), values, flush=True)
+
+        rclpy.init()
+        rclpy.spin(Viewer())
+    """)
+    )
+    r = _hprm_ros(tmp_path / "camera.py", tmp_path / "viewer.py", "--timeout", "30 ms")
+    assert r.returncode == 0, r.stdout + r.stderr
+    before = re.findall(r"^\[camera\] BEFORE SPIN (.*)$", r.stdout, re.M)
+    assert len(before) == 1 and before[0].startswith("uint8 (4, 4) "), r.stdout
+    assert "hprm-arena" not in before[0], r.stdout
+    loans = re.findall(r"^\[camera\] LOAN uint8 \(480, 640, 3\) (.*)$", r.stdout, re.M)
+    assert len(loans) == 3 and all("memfd:hprm-arena" in m for m in loans), r.stdout
+    got = re.findall(r"^\[viewer\] GOT (.*)$", r.stdout, re.M)
+    assert got == [f"480 640 921600 [{n}]" for n in (1, 2, 3)], r.stdout

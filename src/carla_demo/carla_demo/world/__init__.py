@@ -16,9 +16,11 @@ from .observation import (
     DT_NS,
     DT_S,
     MEASUREMENT_NAMES,
+    Alloc,
     Control,
     Observation,
     World,
+    byte_array,
 )
 
 __all__ = [
@@ -28,9 +30,11 @@ __all__ = [
     "DT_NS",
     "DT_S",
     "MEASUREMENT_NAMES",
+    "Alloc",
     "Control",
     "Observation",
     "World",
+    "byte_array",
     "open_world",
 ]
 
@@ -41,16 +45,19 @@ def open_world(
     carla_port: int = 2000,
     seed: int = 0,
     timeout_s: float = 10.0,
+    alloc: Alloc = byte_array,
 ) -> World:
     """The embedded world, or a CARLA client when `carla_host` is given.
 
     Call ``reset()`` before the first ``step()``. A CARLA server that cannot be reached, or a
-    missing ``carla`` package, raises RuntimeError within about `timeout_s`.
+    missing ``carla`` package, raises RuntimeError within about `timeout_s`. `alloc(shape)`
+    gives the uint8 arrays the camera and bird's-eye view are rendered into (a node passes
+    memory its messages can carry as it is: see `byte_array`).
     """
     if carla_host is None:
         from .embedded import EmbeddedWorld
 
-        return EmbeddedWorld(seed=seed)
+        return EmbeddedWorld(seed=seed, alloc=alloc)
     from .carla_client import CarlaWorld
 
-    return CarlaWorld(carla_host, carla_port, seed=seed, timeout_s=timeout_s)
+    return CarlaWorld(carla_host, carla_port, seed=seed, timeout_s=timeout_s, alloc=alloc)

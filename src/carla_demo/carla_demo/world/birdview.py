@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from PIL import Image, ImageDraw
 
-from .observation import BIRDVIEW_SHAPE, byte_array
+from .observation import BIRDVIEW_SHAPE, Alloc, byte_array
 
 __all__ = [
     "EGO_COL",
@@ -162,8 +162,9 @@ def rasterize_polylines(
 class BirdviewRenderer:
     """Roach's 15 masks, with the 20-frame object history that the 4 time channels need."""
 
-    def __init__(self) -> None:
+    def __init__(self, alloc: Alloc = byte_array) -> None:
         self._history: deque[Objects] = deque(maxlen=HISTORY_LEN)
+        self._alloc = alloc
 
     def reset(self) -> None:
         """Forgets the history (a new episode: the previous scene must not leak in)."""
@@ -185,7 +186,7 @@ class BirdviewRenderer:
         solid 255); lights: stop-line polylines per state; stops: stop-sign area polygons.
         """
         self._history.append(objects)
-        out = byte_array(BIRDVIEW_SHAPE)
+        out = self._alloc(BIRDVIEW_SHAPE)  # every channel is drawn below
         out[0] = rasterize_polygons(road, ego, ROAD)
         out[1] = rasterize_polylines(route, ego, ROUTE_WIDTH_PX, 255)
         img, draw = _canvas()

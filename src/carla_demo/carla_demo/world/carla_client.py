@@ -25,6 +25,7 @@ from .observation import (
     CAMERA_SHAPE,
     DT_NS,
     DT_S,
+    Alloc,
     Control,
     Observation,
     byte_array,
@@ -84,7 +85,14 @@ class _Layer:
 class CarlaWorld:
     """A synchronous CARLA session: one ego, one camera, ticked 0.04 s per step."""
 
-    def __init__(self, host: str, port: int = 2000, seed: int = 0, timeout_s: float = 10.0):
+    def __init__(
+        self,
+        host: str,
+        port: int = 2000,
+        seed: int = 0,
+        timeout_s: float = 10.0,
+        alloc: Alloc = byte_array,
+    ):
         check_reachable(host, port, timeout_s)
         carla = import_carla()
         self._carla = carla
@@ -111,7 +119,8 @@ class CarlaWorld:
                 "is it a CARLA 0.9.15/0.9.16 server of the same version as the carla package?"
             ) from e
         self._road, self._solid, self._broken = self._static_map()
-        self._birdview = BirdviewRenderer()
+        self._alloc = alloc
+        self._birdview = BirdviewRenderer(alloc)
         self._images: queue.Queue = queue.Queue()
         self._control = Control()
         self.frame = 0
@@ -216,7 +225,7 @@ class CarlaWorld:
             if image.frame >= tick:
                 break
         bgra = np.frombuffer(image.raw_data, dtype=np.uint8).reshape(image.height, image.width, 4)
-        camera = byte_array((*bgra.shape[:2], 3))
+        camera = self._alloc((*bgra.shape[:2], 3))
         np.copyto(camera, bgra[:, :, 2::-1])  # BGRA -> RGB, the one copy
         return Observation(
             frame=self.frame,

@@ -25,6 +25,7 @@ from .observation import (
     CAMERA_SHAPE,
     DT_NS,
     DT_S,
+    Alloc,
     Control,
     Observation,
     byte_array,
@@ -63,7 +64,7 @@ def _headless() -> None:
 class EmbeddedWorld:
     """highway-env's highway, stepped 0.04 s at a time, with Roach-shaped observations."""
 
-    def __init__(self, seed: int = 0) -> None:
+    def __init__(self, seed: int = 0, alloc: Alloc = byte_array) -> None:
         _headless()
         import pygame
         from highway_env.envs.common.graphics import EnvViewer
@@ -90,7 +91,8 @@ class EmbeddedWorld:
         self._viewer = EnvViewer(self._env)
         # highway-env turns drawing off under SDL's dummy driver; offscreen surfaces need none.
         self._viewer.enabled = True
-        self._birdview = BirdviewRenderer()
+        self._alloc = alloc
+        self._birdview = BirdviewRenderer(alloc)
         self._closed = False
         self._started = False
         self.frame = 0
@@ -175,7 +177,9 @@ class EmbeddedWorld:
     def _camera(self) -> np.ndarray:
         self._viewer.display()
         raw = self._pygame.image.tobytes(self._viewer.sim_surface, "RGB")
-        return byte_array(CAMERA_SHAPE, raw)  # the one copy: ``raw`` is read-only
+        camera = self._alloc(CAMERA_SHAPE)
+        np.copyto(camera, np.frombuffer(raw, np.uint8).reshape(CAMERA_SHAPE))  # the one copy
+        return camera
 
     def _measurements(self) -> np.ndarray:
         # The bicycle model moves along heading + slip angle beta, not along the heading.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import array
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -22,6 +23,7 @@ __all__ = [
     "DT_NS",
     "DT_S",
     "MEASUREMENT_NAMES",
+    "Alloc",
     "Control",
     "Observation",
     "World",
@@ -135,3 +137,7 @@ def byte_array(shape: tuple[int, ...], fill: bytes | None = None) -> np.ndarray:
     if len(data) != n:
         raise ValueError(f"{len(data)} bytes do not fill an array of shape {shape}")
     return np.frombuffer(data, np.uint8).reshape(shape)
+
+
+Alloc = Callable[[tuple[int, ...]], np.ndarray]
+"""How a world gets the uint8 arrays it renders into: `byte_array`, or a node's loans."""
