@@ -42,6 +42,7 @@ COMPILED = (
     "trigger",
     "coordinator",
     "scheduler",
+    "waiter",
     "transport",
     "data_plane",
     "rti_outbox",

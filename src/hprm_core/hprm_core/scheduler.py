@@ -29,21 +29,18 @@ latency is the sum of such costs.
 
 from __future__ import annotations
 
-import contextlib
 import heapq
 import logging
-import os
-import select
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from hprm_core import timerfd
 from hprm_core.coordinator import Coordinator, LocalCoordinator
 from hprm_core.errors import ReactionError
 from hprm_core.tag import FOREVER, NEVER, Duration, Tag, duration, make_tag
+from hprm_core.waiter import Waiter
 
 if TYPE_CHECKING:
     from hprm_core.environment import Environment
@@ -138,14 +135,7 @@ class Scheduler:
         # One lock for the inbox and coordinator state. ``with self.lock`` is a C
         # call; a Condition's ``with`` is Python code, on every tag's path.
         self.lock = threading.RLock()
-        self._wake = threading.Condition(self.lock)
-        # Sockets read by the scheduler thread itself while it waits (no thread
-        # hand-off on the data path); other threads wake it through an eventfd.
-        self._epoll: select.epoll | None = None
-        self._readers: dict[int, tuple[Any, Callable[[], None]]] = {}  # fd -> (file, callback)
-        self._wakefd = -1
-        self._timer: timerfd.TimerFd | None = None  # sub-millisecond timed waits
-        self._pending_readers: list[tuple[Any, Callable[[], None] | None]] = []
+        self.waiter = Waiter(self.lock, self._inbox, self.busy_poll)
         # Set when a network event reached the heap while the tag was being
         # chosen or waited for: the choice must be made again.
         self._rechoose = False
@@ -241,158 +231,30 @@ class Scheduler:
 
     def notify(self) -> None:
         """Wake the scheduler thread (caller holds ``lock``)."""
-        self._wake.notify_all()
-        if self._wakefd >= 0 and threading.current_thread() is not self._loop_thread:
-            os.eventfd_write(self._wakefd, 1)
+        self.waiter.notify()
 
     def wake_from_any_thread(self) -> None:
         """Wake a waiting scheduler without taking any lock: safe from a
         garbage-collection callback (e.g. a received array being released)."""
-        if self._wakefd >= 0:
-            with contextlib.suppress(OSError):
-                os.eventfd_write(self._wakefd, 1)
+        self.waiter.wake_from_any_thread()
 
     def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
         """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
         readable, while it waits. Thread-safe."""
-        with self.lock:
-            self._pending_readers.append((fileobj, callback))
-            if self._epoll is None:
-                self._epoll = select.epoll()
-                self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
-                self._epoll.register(self._wakefd, select.EPOLLIN)
-                self._timer = timerfd.create()
-                if self._timer is not None:
-                    self._epoll.register(self._timer.fd, select.EPOLLIN)
-            self.notify()
+        self.waiter.add_reader(fileobj, callback)
 
     def remove_reader(self, fileobj: Any) -> None:
         """Stop watching ``fileobj`` (thread-safe; effective at the next wait)."""
-        with self.lock:
-            self._pending_readers.append((fileobj, None))
-            self.notify()
+        self.waiter.remove_reader(fileobj)
 
     def wait(self, timeout: float | None, exact: bool = True) -> int:
-        """Block until notified, a watched socket is readable, or ``timeout`` s;
-        returns how many ready files it handled (``wait(0)``: a non-blocking
-        pass over whatever is readable now). ``exact=False``: a timeout that
-        may run up to a millisecond long (a periodic check-in, not a tag's
-        time), which spares arming the timer on every wait.
-
-        The caller holds ``_lock`` exactly once; it is released while waiting.
-        Readable-socket callbacks run in this (the scheduler's) thread, with
-        ``_lock`` released, so they may take it themselves.
-        """
-        ep = self._epoll
-        if ep is None:
-            if not self.busy_poll or timeout == 0:
-                self._wake.wait(timeout)
-            elif not self._spin_for_inbox(timeout):
-                left = None if timeout is None else max(0.0, timeout - self.busy_poll / 1e9)
-                self._wake.wait(left)
-            return 0
-        if self._pending_readers:
-            self._apply_pending_readers(ep)
-        readers = self._readers
-        timer = self._timer
-        poll_timeout = -1 if timeout is None else timeout
-        if timer is not None:
-            if exact and timeout is not None and timeout > 0:
-                timer.arm(timeout)  # epoll alone would round up to whole ms
-                poll_timeout = -1
-            elif timer.armed and timeout is None:
-                timer.disarm()  # an old expiry would only wake us for nothing
-        self.lock.release()
-        try:
-            if self.busy_poll and poll_timeout != 0:
-                ready = self._spin(ep, poll_timeout)
-            else:
-                ready = ep.poll(poll_timeout)
-            for fd, _ in ready:
-                entry = readers.get(fd)
-                if entry is not None:
-                    entry[1]()
-                elif fd == self._wakefd:
-                    with contextlib.suppress(BlockingIOError):
-                        os.eventfd_read(fd)
-                elif timer is not None and fd == timer.fd:
-                    timer.clear()
-        finally:
-            self.lock.acquire()
-        return len(ready)
-
-    def _spin(self, ep: select.epoll, poll_timeout: float) -> list[tuple[int, int]]:
-        """Busy-poll: check the watched files without sleeping for up to
-        ``busy_poll`` ns, then block for what is left of ``poll_timeout``.
-
-        Why: a sleeping process is woken by the kernel when a message comes,
-        and the sender's send call pays for that wake-up (on a VM, an
-        inter-processor interrupt to a halted virtual CPU). A spinning
-        receiver is already running and sees the message on its next turn. It
-        costs a CPU for the spin, so it is opt-in, for latency-critical
-        federates with a core to spare. Timed waits stay exact: the timerfd
-        armed by :meth:`wait` becomes readable like any other file."""
-        poll = ep.poll
-        clock = time.monotonic_ns
-        start = clock()
-        end = start + self.busy_poll
-        while True:
-            ready = poll(0)
-            if ready:
-                return ready
-            now = clock()
-            if now >= end:
-                break
-        if poll_timeout > 0:
-            poll_timeout = max(0.0, poll_timeout - (now - start) / 1e9)
-        return poll(poll_timeout)
-
-    def _spin_for_inbox(self, timeout: float | None) -> bool:
-        """:meth:`_spin` without sockets: spin on the inbox (events from other
-        threads) for up to ``busy_poll`` ns or ``timeout`` s, whichever is
-        shorter; True when done waiting (an event came, or the timeout passed).
-        Each turn yields the GIL (and the CPU, should another task want it):
-        the threads that fill the inbox need it."""
-        spin = self.busy_poll if timeout is None else min(self.busy_poll, int(timeout * 1e9))
-        end = time.monotonic_ns() + spin
-        inbox = self._inbox
-        self.lock.release()
-        try:
-            while not inbox and time.monotonic_ns() < end:
-                os.sched_yield()
-        finally:
-            self.lock.acquire()
-        return bool(inbox) or spin < self.busy_poll
-
-    def _apply_pending_readers(self, ep: select.epoll) -> None:
-        pending, self._pending_readers = self._pending_readers, []
-        readers = self._readers
-        for fileobj, callback in pending:
-            if callback is None:
-                # The file may be closed already (fileno -1): find it by identity.
-                for fd, (obj, _) in list(readers.items()):
-                    if obj is fileobj:
-                        del readers[fd]
-                        with contextlib.suppress(OSError, ValueError):
-                            ep.unregister(fd)
-            else:
-                fd = fileobj.fileno()
-                if fd < 0:
-                    continue  # closed before we got to watch it
-                readers[fd] = (fileobj, callback)
-                ep.register(fd, select.EPOLLIN)
+        """Block until notified, a watched socket is readable, or ``timeout`` s
+        (:meth:`hprm_core.waiter.Waiter.wait`; the caller holds ``lock`` once)."""
+        return self.waiter.wait(timeout, exact)
 
     def close(self) -> None:
-        """Release the epoll set and the wake-up eventfd."""
-        if self._epoll is not None:
-            self._epoll.close()
-            self._epoll = None
-            self._readers.clear()
-            os.close(self._wakefd)
-            self._wakefd = -1
-            if self._timer is not None:
-                self._timer.close()
-                self._timer = None
+        """Release the epoll set, the wake-up eventfd and the timerfd."""
+        self.waiter.close()
 
     def physical_time(self) -> int:
         """The (federation-synchronized) physical clock, in ns."""
@@ -466,7 +328,7 @@ class Scheduler:
 
     def run(self) -> None:
         """Run to the stop tag (or until nothing can happen); raise on reaction errors."""
-        self._loop_thread = threading.current_thread()
+        self._loop_thread = self.waiter.loop_thread = threading.current_thread()
         env = self.env
         self.start_time = self.coordinator.start_time(time.time_ns())
         start = Tag(self.start_time, 0)

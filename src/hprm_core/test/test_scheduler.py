@@ -75,45 +75,6 @@ def test_busy_poll_spins_for_its_budget_then_sleeps():
     assert share < 0.75, f"busy_poll='1 ms' was runnable {share:.0%} of the time"
 
 
-def test_wait_with_busy_poll_sees_a_socket_written_during_the_spin_and_after_it():
-    """The federate path: a watched socket that becomes readable while the
-    scheduler spins, and one that becomes readable once the budget is spent
-    (the scheduler then sleeps in epoll for the rest of its timeout)."""
-    import socket
-
-    sched = Scheduler(
-        _EnvStub(),  # only the waiting machinery is used
-        fast=False,
-        timeout=None,
-        keepalive=False,
-        on_error="stop",
-        tracer=None,
-        busy_poll="20 ms",
-    )
-    a, b = socket.socketpair()
-    got = []
-    sched.add_reader(b, lambda: got.append(b.recv(100)))
-    try:
-        for delay in (0.005, 0.08):  # inside the 20 ms spin, then well after it
-            got.clear()
-            timer = threading.Timer(delay, a.send, args=(b"x",))
-            timer.start()
-            t0 = time.monotonic()
-            with sched.lock:
-                while not got and time.monotonic() - t0 < 5:
-                    sched.wait(1.0)
-            timer.join()
-            assert got == [b"x"], f"data sent after {delay} s was not seen"
-        t0 = time.monotonic()
-        with sched.lock:
-            n = sched.wait(0.05)  # nothing comes: spin 20 ms, sleep the rest
-        assert n >= 0 and time.monotonic() - t0 >= 0.05
-    finally:
-        sched.close()
-        a.close()
-        b.close()
-
-
 @pytest.fixture
 def bound_action():
     """A scheduler of an empty program and a physical action bound to it, as

@@ -1,0 +1,100 @@
+"""The scheduler thread's waiting (`hprm_core.waiter`): real sockets, eventfd and epoll.
+
+What must hold whatever the load: a watched socket's callback runs in the waiting thread,
+whether the data came while it spun or while it slept; a wake-up from another thread ends
+the wait; a reader removed is no longer called. How long a wait lasted is asserted only as
+a lower bound (a loaded machine may wake us late, never early).
+"""
+
+import socket
+import threading
+import time
+from collections import deque
+
+import pytest
+
+from hprm_core.waiter import Waiter
+
+
+@pytest.fixture
+def pair():
+    a, b = socket.socketpair()
+    yield a, b
+    a.close()
+    b.close()
+
+
+def _wait_for(waiter, done, limit_s=5.0):
+    t0 = time.monotonic()
+    with waiter.lock:
+        while not done() and time.monotonic() - t0 < limit_s:
+            waiter.wait(1.0)
+
+
+def test_busy_poll_sees_a_socket_written_during_the_spin_and_after_it(pair):
+    """The federate path: a watched socket that becomes readable while the
+    scheduler spins, and one that becomes readable once the budget is spent
+    (it then sleeps in epoll for the rest of its timeout)."""
+    a, b = pair
+    waiter = Waiter(threading.RLock(), deque(), busy_poll=20_000_000)
+    got, threads = [], []
+    waiter.add_reader(b, lambda: (got.append(b.recv(100)), threads.append(threading.get_ident())))
+    try:
+        for delay in (0.005, 0.08):  # inside the 20 ms spin, then well after it
+            got.clear()
+            timer = threading.Timer(delay, a.send, args=(b"x",))
+            timer.start()
+            _wait_for(waiter, lambda: got)
+            timer.join()
+            assert got == [b"x"], f"data sent after {delay} s was not seen"
+        assert set(threads) == {threading.get_ident()}  # run by the waiting thread itself
+        t0 = time.monotonic()
+        with waiter.lock:
+            n = waiter.wait(0.05)  # nothing comes: spin 20 ms, sleep the rest
+        assert n >= 0 and time.monotonic() - t0 >= 0.05
+    finally:
+        waiter.close()
+
+
+@pytest.mark.parametrize("watching", [False, True], ids=["condition", "epoll"])
+def test_another_thread_ends_the_wait(pair, watching):
+    """Without watched files the wait is a condition variable; with them, epoll on the
+    wake-up eventfd. Either way notify() from another thread ends it long before its
+    timeout."""
+    waiter = Waiter(threading.RLock(), deque(), busy_poll=0)
+    if watching:
+        waiter.add_reader(pair[1], lambda: None)
+    waiter.loop_thread = threading.current_thread()
+
+    def notify():
+        time.sleep(0.05)
+        with waiter.lock:
+            waiter.notify()
+
+    threading.Thread(target=notify).start()
+    t0 = time.monotonic()
+    with waiter.lock:
+        for _ in range(3):  # add_reader's own notify may end the first wait early
+            waiter.wait(30.0)
+            if time.monotonic() - t0 >= 0.05:
+                break
+    assert 0.05 <= time.monotonic() - t0 < 20, "woken before the notify, or not by it"
+    waiter.close()
+
+
+def test_a_removed_reader_is_not_called_again(pair):
+    a, b = pair
+    waiter = Waiter(threading.RLock(), deque(), busy_poll=0)
+    calls = []
+    waiter.add_reader(b, lambda: calls.append(b.recv(100)))
+    a.send(b"1")
+    _wait_for(waiter, lambda: calls)
+    assert calls == [b"1"]
+    waiter.remove_reader(b)
+    a.send(b"2")
+    with waiter.lock:
+        waiter.wait(0.1)
+        waiter.wait(0.1)
+    assert calls == [b"1"]  # "2" stays unread in the socket
+    assert b.recv(100) == b"2"
+    waiter.close()
