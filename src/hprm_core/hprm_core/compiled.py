@@ -51,6 +51,7 @@ COMPILED = (
     "inbound",
     "grants",
     "rti",
+    "rti_federate",
 )
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

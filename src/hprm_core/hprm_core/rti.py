@@ -40,16 +40,16 @@ import socket
 import stat
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 from hprm_core import clock_sync, quiescence, transport
 from hprm_core.assembly import Assembly
-from hprm_core.causality import Wait, find_loop
+from hprm_core.causality import find_loop
 from hprm_core.errors import AssemblyError
 from hprm_core.gatekeeper import Gatekeeper
 from hprm_core.grants import decide, self_paced
-from hprm_core.tag import NEVER, Tag, duration, make_tag
+from hprm_core.rti_federate import Federate
+from hprm_core.tag import Tag, duration, make_tag
 from hprm_core.transport import ROUTE, Connection, Frame, unpack_tag
 
 log = logging.getLogger("hprm.rti")
@@ -62,39 +62,6 @@ LINGER_S = 1.0
 
 _MESSAGE, _ABSENT, _NOTICE = Frame.MESSAGE, Frame.ABSENT, Frame.NOTICE
 _LTC, _NET = Frame.LTC, Frame.NET
-
-
-@dataclass
-class _Federate:
-    id: int
-    name: str
-    conn: Connection
-    upstream: list[tuple[int, int | None]]
-    unwaited: list[int]  # federates it hears from without waiting (grants.self_paced)
-    cycle: bool
-    boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
-    physical: bool  # it has physical actions: its NET is capped (hello; grants.wanted)
-    reactive: bool  # no timers, no actions: it sends only in answer (hello; grants.self_paced)
-    listen: str | None
-    physical_time: int
-    net: Tag = NEVER
-    ltc: Tag = NEVER
-    granted: Tag = NEVER
-    provisional: Tag = NEVER
-    wanted: Tag = NEVER  # the last WANTED sent to it
-    resigned: bool = False
-    failed: bool = False
-    stop_reply: Tag | None = None
-    ready: bool = False
-    outbox: bytearray = field(default_factory=bytearray)
-    writing: bool = False  # registered for EVENT_WRITE (outbox not drained)
-    # tags of messages forwarded to it that it has not completed yet (reactor-c's
-    # in-transit queue): its next event can be no later than the earliest one
-    in_transit: list[Tag] = field(default_factory=list)
-    downstream: set[int] = field(default_factory=set)
-    idle: quiescence.Report | None = None  # latest IDLE report (decentralized)
-    sockets: list[str] = field(default_factory=list)  # its socket files (hello)
-    waits: list[Wait] = field(default_factory=list)  # outputs waiting for inputs (hello)
 
 
 class RTI:
@@ -129,7 +96,7 @@ class RTI:
         self._gate = Gatekeeper(
             self.listener, secret, self._check_hello, self._admitted, name="rti"
         )
-        self.feds: dict[int, _Federate] = {}
+        self.feds: dict[int, Federate] = {}
         self.structure: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.all_joined = threading.Event()
@@ -141,7 +108,7 @@ class RTI:
         self.started = False
         self.quiescent = False
         self._epoll = select.epoll()
-        self._by_fd: dict[int, _Federate] = {}  # registered federate sockets
+        self._by_fd: dict[int, Federate] = {}  # registered federate sockets
         self._wakefd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._joining: list[tuple[Connection, dict[str, Any]]] = []
         self._dirty: set[int] = set()  # federates with queued frames
@@ -225,21 +192,7 @@ class RTI:
             conn.send(Frame.REJECT, f"federate {fid} ({desc['name']}): {why}".encode())
             conn.close()
             return
-        fed = _Federate(
-            id=fid,
-            name=desc["name"],
-            conn=conn,
-            upstream=[(k, d) for k, d in desc["upstream"]],
-            unwaited=[int(k) for k in desc.get("unwaited", ())],
-            cycle=bool(desc["cycle"]),
-            boundary=bool(desc.get("boundary")),
-            physical=bool(hello.get("physical")),
-            reactive=bool(hello.get("reactive")),
-            listen=hello.get("listen"),
-            physical_time=int(hello.get("physical_time", time.time_ns())),
-            sockets=[p for p in hello.get("sockets", ()) if isinstance(p, str)],
-            waits=_waits(hello.get("waits")),
-        )
+        fed = Federate.joining(fid, desc, conn, hello)
         with self.lock:
             self.feds[fid] = fed
         self._by_fd[conn.sock.fileno()] = fed
@@ -349,7 +302,7 @@ class RTI:
             self._send(f, Frame.START, body)
         log.info("federation started (%s coordination)", self.coordination)
 
-    def _on_readable(self, fed: _Federate) -> None:
+    def _on_readable(self, fed: Federate) -> None:
         conn = fed.conn
         try:
             while True:
@@ -387,7 +340,7 @@ class RTI:
             self._check_done()
 
     @staticmethod
-    def _remove_sockets(fed: _Federate) -> None:
+    def _remove_sockets(fed: Federate) -> None:
         """A federate that died cannot remove its socket files (it named them
         in its hello): the RTI does, so a SIGKILL leaves nothing in a
         hand-given ``--listen-dir``. Sockets only, never another kind of file."""
@@ -396,7 +349,7 @@ class RTI:
                 if stat.S_ISSOCK(os.lstat(path).st_mode):
                     os.unlink(path)
 
-    def _drop(self, fed: _Federate) -> None:
+    def _drop(self, fed: Federate) -> None:
         fd = fed.conn.sock.fileno()
         if self._by_fd.pop(fd, None) is not None:
             with contextlib.suppress(OSError, ValueError):
@@ -414,7 +367,7 @@ class RTI:
 
     # -- coordination ----------------------------------------------------------------------
 
-    def _handle(self, fed: _Federate, kind: Frame, payload: memoryview) -> None:
+    def _handle(self, fed: Federate, kind: Frame, payload: memoryview) -> None:
         """One frame from ``fed`` (the frequent kinds first: this is the RTI's hot path)."""
         if kind is _MESSAGE or kind is _ABSENT or kind is _NOTICE:
             t, m, dst, _cid = ROUTE.unpack_from(payload)
@@ -473,7 +426,7 @@ class RTI:
         else:
             raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
 
-    def _send(self, target: _Federate, kind: Frame, payload: bytes | memoryview) -> None:
+    def _send(self, target: Federate, kind: Frame, payload: bytes | memoryview) -> None:
         """Queue a frame for a federate. Queues are written once per loop
         iteration (:meth:`_flush_dirty`): a forwarded message and the grant it
         enables leave in one write, so the receiver wakes once. Writes never
@@ -492,7 +445,7 @@ class RTI:
                 continue  # waiting for EVENT_WRITE already
             self._flush(fed)
 
-    def _flush(self, fed: _Federate) -> None:
+    def _flush(self, fed: Federate) -> None:
         if fed.conn.closed:
             fed.outbox.clear()
             return
@@ -593,16 +546,3 @@ def _await_hang_up(conns: list[Connection], timeout: float) -> None:
                 pass
             poller.unregister(fd)
             del by_fd[fd]
-
-
-def _waits(raw: Any) -> list[Wait]:
-    """A hello's causality description, kept only where well formed (an
-    authenticated federate of this program wrote it)."""
-    if not isinstance(raw, list):
-        return []
-    keys = {"inp": int, "via": str, "out": int, "reader": str, "writer": str}
-    return [
-        w  # type: ignore[misc]
-        for w in raw
-        if isinstance(w, dict) and all(isinstance(w.get(k), t) for k, t in keys.items())
-    ]
