@@ -139,7 +139,6 @@ class Scheduler:
         # Set when a network event reached the heap while the tag was being
         # chosen or waited for: the choice must be made again.
         self._rechoose = False
-        self._loop_thread: threading.Thread | None = None
         self.running = False
         self._tardy_last: dict[Any, Tag] = {}
         self.clock_offset = 0  # ns to add to the local clock (federation clock sync)
@@ -262,7 +261,7 @@ class Scheduler:
 
     def request_stop(self) -> None:
         """Stop at the next microstep of the current tag; safe from any thread."""
-        if threading.current_thread() is self._loop_thread and self.running:
+        if threading.current_thread() is self.waiter.loop_thread and self.running:
             self._stop_at(self.coordinator.stop_requested(self, self.tag.delay(0)))
         else:
             with self.lock:
@@ -328,7 +327,7 @@ class Scheduler:
 
     def run(self) -> None:
         """Run to the stop tag (or until nothing can happen); raise on reaction errors."""
-        self._loop_thread = self.waiter.loop_thread = threading.current_thread()
+        self.waiter.loop_thread = threading.current_thread()
         env = self.env
         self.start_time = self.coordinator.start_time(time.time_ns())
         start = Tag(self.start_time, 0)

@@ -120,23 +120,19 @@ def make_measurements(
     )
 
 
-def byte_array(shape: tuple[int, ...], fill: bytes | None = None) -> np.ndarray:
-    """A uint8 array of `shape` whose memory is an ``array.array("B")`` (zeros, or a copy of
-    `fill`), for the frames a world renders.
+def byte_array(shape: tuple[int, ...]) -> np.ndarray:
+    """A zeroed uint8 array of `shape` whose memory is an ``array.array("B")``, for the
+    frames a world renders.
 
     Not middleware: ``array.array`` is what a ROS 2 ``uint8[]`` field (an Image's ``data``)
     takes as it is, so a node can put the pixels into its message without copying them
     (`carla_demo.messages.image_msg` looks for this). With a plain numpy frame, every message
-    would cost one more copy of the 1.7 MB camera, and the world's own copy is already there.
+    would cost one more copy of the 1.7 MB camera.
 
-    >>> byte_array((2, 3), b"abcdef")[1].tolist()
-    [100, 101, 102]
+    >>> byte_array((2, 3)).tolist()
+    [[0, 0, 0], [0, 0, 0]]
     """
-    n = math.prod(shape)
-    data = array.array("B", fill if fill is not None else bytes(n))
-    if len(data) != n:
-        raise ValueError(f"{len(data)} bytes do not fill an array of shape {shape}")
-    return np.frombuffer(data, np.uint8).reshape(shape)
+    return np.frombuffer(array.array("B", bytes(math.prod(shape))), np.uint8).reshape(shape)
 
 
 Alloc = Callable[[tuple[int, ...]], np.ndarray]
