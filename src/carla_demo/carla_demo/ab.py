@@ -38,7 +38,7 @@ NODES = ("sim", "agent", "detector", "fusion")
 # out the offset before it could start.
 STP_PER_FRAME_S = 2.0
 TWO_INPUT_NODES = ("agent", "fusion")
-TIMED_NODES = ("agent", "detector", "fusion")  # each notes its callback's span per frame
+TIMED_NODES = ("agent", "detector", "fusion")  # each notes its compute's span per frame
 # transport's hops: sim to the later branch, that branch to the fusion, the fusion to the sim
 HOPS = ("to_branch_ns", "to_fusion_ns", "to_sim_ns")
 
@@ -137,9 +137,10 @@ def run_variant(
 def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int, int]]]) -> None:
     """Each frame's ``transport_ns``: the time its data spent between the nodes on the
     critical path (carla_demo.timing): sim to the branch that finished last (agent or
-    detector), that branch to the fusion, the fusion back to the sim. The first hop counts
-    from the moment the sim's observation was ready (it includes building and publishing
-    the messages); a branch that began before the sim's last publish is no error (plain
+    detector), that branch to the fusion, the fusion back to the sim. Each hop runs from the
+    end of one compute to the start of the next (the first from the moment the sim's
+    observation was ready), so building, publishing and unpacking messages are in it; a
+    branch that began before the sim's last publish is no error (plain
     ROS 2 delivers the image while the sim still publishes the rest)."""
     agent, detector, fusion = (nodes.get(n, {}) for n in TIMED_NODES)
     for row in report["frames"]:
@@ -155,7 +156,7 @@ def _add_transport(report: dict[str, Any], nodes: dict[str, dict[int, tuple[int,
         hops = (b_in - row["sent_ns"], f_in - b_out, arrived - f_out)
         row.update(zip(HOPS, hops, strict=True))
         row["transport_ns"] = sum(hops)
-        # each node's own callback span: which model a slow variant spent its time in
+        # each node's own compute: which model a slow variant spent its time in
         for name, spans in zip(TIMED_NODES, (agent, detector, fusion), strict=True):
             row[f"{name}_ns"] = spans[stamp][1] - spans[stamp][0]
 

@@ -39,16 +39,14 @@ class Agent(Node):
         )
 
     def act(self, birdview, measurements):
-        with self.timing.measure(messages.stamp_ns(birdview)):
-            self._act(birdview, measurements)
-
-    def _act(self, birdview, measurements):
         if birdview.header.frame_id.startswith(PREFIX):
             masks = self.shm.read(birdview.header.frame_id, BIRDVIEW_SHAPE)
         else:
             masks = messages.image_array(birdview, 1).reshape(BIRDVIEW_SHAPE)
-        action = self.policy(masks, messages.values(measurements, MEASUREMENT_NAMES))
+        values = messages.values(measurements, MEASUREMENT_NAMES)
         stamp = messages.stamp_ns(birdview)
+        with self.timing.measure(stamp):
+            action = self.policy(masks, values)
         self.pub.publish(messages.values_msg(messages.CONTROL_NAMES, action, stamp))
 
 

@@ -38,16 +38,14 @@ class DetectorNode(Node):
         self.create_subscription(Image, "camera/image", self.detect, 1)
 
     def detect(self, msg):
-        with self.timing.measure(messages.stamp_ns(msg)):
-            self._detect(msg)
-
-    def _detect(self, msg):
         if msg.header.frame_id.startswith(PREFIX):
             image = self.shm.read(msg.header.frame_id, (msg.height, msg.width, 3))
         else:
             image = messages.image_array(msg, 3)
-        found = mark_red_lights(image, self.detector(image))
-        self.pub.publish(messages.detections_msg(found, messages.stamp_ns(msg)))
+        stamp = messages.stamp_ns(msg)
+        with self.timing.measure(stamp):
+            found = mark_red_lights(image, self.detector(image))
+        self.pub.publish(messages.detections_msg(found, stamp))
 
 
 def main(args=None):

@@ -31,23 +31,18 @@ class Fusion(Node):
         self.timing = Timing("fusion")
 
     def combine(self, action, detections):
-        with self.timing.measure(messages.stamp_ns(action)):
-            self._combine(action, detections)
-
-    def _combine(self, action, detections):
-        decision = fuse(
-            tuple(messages.values(action, messages.CONTROL_NAMES).tolist()),
-            messages.detections(detections),
-            CAMERA_SHAPE,
-        )
-        if decision.reason != self.reason:
+        policy_action = tuple(messages.values(action, messages.CONTROL_NAMES).tolist())
+        found = messages.detections(detections)
+        stamp = messages.stamp_ns(action)
+        with self.timing.measure(stamp):
+            decision = fuse(policy_action, found, CAMERA_SHAPE)
+        controls = (decision.throttle, decision.steer, decision.brake)
+        self.pub.publish(messages.values_msg(messages.CONTROL_NAMES, controls, stamp))
+        if decision.reason != self.reason:  # after the control is on its way
             self.reason = decision.reason
             self.get_logger().info(
                 "policy" if self.reason == "policy" else f"braking: {self.reason}"
             )
-        controls = (decision.throttle, decision.steer, decision.brake)
-        stamp = messages.stamp_ns(action)
-        self.pub.publish(messages.values_msg(messages.CONTROL_NAMES, controls, stamp))
 
 
 def main(args=None):

@@ -33,6 +33,13 @@ from sensor_msgs.msg import Image, JointState, PointCloud2, PointField
 CONTROL_NAMES = ("throttle", "steer", "brake")
 DETECTION_FIELDS = ("x1", "y1", "x2", "y2", "score", "class_id")
 _FLOAT32 = 7  # sensor_msgs/PointField.FLOAT32
+# The detections' layout, the same in every message: made once, not six PointFields per frame
+# (each message gets its own list of these; a node that edits a field's PointField in place
+# would edit them all, which no node does)
+_DETECTION_LAYOUT = tuple(
+    PointField(name=n, offset=4 * i, datatype=_FLOAT32, count=1)
+    for i, n in enumerate(DETECTION_FIELDS)
+)
 
 
 def stamp_ns(msg: Any) -> int:
@@ -117,10 +124,7 @@ def detections_msg(detections: np.ndarray, ns: int) -> PointCloud2:
     msg = PointCloud2()
     _stamp(msg, ns, "camera")
     msg.height, msg.width = 1, len(rows)
-    msg.fields = [
-        PointField(name=n, offset=4 * i, datatype=_FLOAT32, count=1)
-        for i, n in enumerate(DETECTION_FIELDS)
-    ]
+    msg.fields = list(_DETECTION_LAYOUT)
     msg.point_step = 4 * len(DETECTION_FIELDS)
     msg.row_step = msg.point_step * len(rows)
     msg.is_dense = True

@@ -3,10 +3,13 @@
 A frame's latency is compute (the models, the rules) plus what carries the data between
 them. On a CPU-only machine the detector's ~100 ms varies by several ms from run to run,
 more than the middleware costs, so a difference of medians between variants cannot show
-the middleware's share. Each node therefore notes, per frame stamp, when its callback began
-and ended (CLOCK_MONOTONIC, one clock for every process of a host); the harness subtracts
-the compute on the frame's critical path from the frame's latency, leaving the time spent
-between the nodes. Off unless ``CARLA_DEMO_TIMING`` names a directory (the harness sets it).
+the middleware's share. Each node therefore notes, per frame stamp, when its compute began
+and ended (CLOCK_MONOTONIC, one clock for every process of a host): the model or the rules,
+what the floor runs too, and nothing else. Taking the inputs out of their messages and
+building and publishing the output are the middleware's work and stay outside the span. The
+harness subtracts the compute on the frame's critical path from the frame's latency,
+leaving the time spent carrying the data between the nodes. Off unless
+``CARLA_DEMO_TIMING`` names a directory (the harness sets it).
 """
 
 from __future__ import annotations
