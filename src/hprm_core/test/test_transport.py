@@ -29,12 +29,16 @@ def _raw_header(kind: int, length: int, magic: bytes = MAGIC, version: int = PRO
 
 def test_frames_of_every_size_class_round_trip(pair):
     tx, rx = pair
-    sizes = [0, 1, 100, EAGER_BUFFER - HEADER.size, EAGER_BUFFER, 3 * EAGER_BUFFER + 7]
+    # below and above JOIN_BELOW (joined into one buffer / sent as a buffer list), the
+    # receive buffer's size; each also sent in three parts, as the data plane sends
+    sizes = [0, 1, 100, transport.JOIN_BELOW, transport.JOIN_BELOW + 1]
+    sizes += [EAGER_BUFFER - HEADER.size, EAGER_BUFFER, 3 * EAGER_BUFFER + 7]
     payloads = [os.urandom(n) for n in sizes]
+    payloads += payloads
 
     def send_all():
-        for p in payloads:
-            tx.send(Frame.MESSAGE, p)
+        for i, p in enumerate(payloads):
+            tx.send(Frame.MESSAGE, *((p,) if i < len(sizes) else (p[:1], p[1:9], p[9:])))
 
     t = threading.Thread(target=send_all)
     t.start()
