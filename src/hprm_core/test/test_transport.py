@@ -259,6 +259,21 @@ def test_a_data_link_holds_back_what_a_full_socket_cannot_take_and_keeps_order(p
     t.join()
 
 
+def test_a_data_link_keeps_joined_frames_whole_when_the_socket_fills_mid_frame(pair):
+    """Frames up to JOIN_BELOW go out with one send(); when the socket takes only part
+    of one, the rest is held back like any frame's: nothing blocks, every frame arrives
+    whole and in order."""
+    tx, rx = pair
+    tx.hold_back_when_full()
+    frames = [os.urandom(transport.JOIN_BELOW - i % 7) for i in range(200)]  # ~800 KB
+    for f in frames:
+        tx.send(Frame.MESSAGE, f[:5], f[5:])  # the reader is not reading yet
+    assert tx.held_back > 0, "the socket took everything: the test filled nothing"
+    for f in frames:
+        kind, got = rx.recv()
+        assert kind is Frame.MESSAGE and bytes(got) == f
+
+
 def test_a_data_link_reports_held_back_bytes_and_says_when_they_left(pair):
     """What centralized federates rely on: ``held_back`` is non-zero exactly
     while sent bytes are not in the socket yet, and ``on_drained`` fires once
