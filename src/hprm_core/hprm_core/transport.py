@@ -53,8 +53,8 @@ MAX_BACKLOG = 64 * 1024 * 1024
 CLOSE_DRAIN_S = 10.0  # how long close() waits for held-back bytes to leave
 DEFAULT_MAX_FRAME = 1 << 30
 #: frames up to this size are joined into one buffer and sent with one send(): copying a
-#: few KB costs less than building sendmsg's buffer list (cold, after a model has evicted
-#: the caches: 29 against 41-47 us for a 616-byte message); larger ones go out as they are
+#: few KB costs less than building sendmsg's buffer list (docs/carla_ab.md); larger ones
+#: go out as they are, never copied
 JOIN_BELOW: Final = 4096
 HANDSHAKE_TIMEOUT_S = 5.0
 TAG = struct.Struct("<qI")  # a tag on the wire: int64 time, uint32 microstep

@@ -34,11 +34,12 @@ def test_frames_of_every_size_class_round_trip(pair):
     sizes = [0, 1, 100, transport.JOIN_BELOW, transport.JOIN_BELOW + 1]
     sizes += [EAGER_BUFFER - HEADER.size, EAGER_BUFFER, 3 * EAGER_BUFFER + 7]
     payloads = [os.urandom(n) for n in sizes]
+    sends = [(p,) for p in payloads] + [(p[:1], p[1:9], p[9:]) for p in payloads]
     payloads += payloads
 
     def send_all():
-        for i, p in enumerate(payloads):
-            tx.send(Frame.MESSAGE, *((p,) if i < len(sizes) else (p[:1], p[1:9], p[9:])))
+        for parts in sends:
+            tx.send(Frame.MESSAGE, *parts)
 
     t = threading.Thread(target=send_all)
     t.start()
