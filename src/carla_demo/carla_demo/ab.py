@@ -41,6 +41,11 @@ TWO_INPUT_NODES = ("agent", "fusion")
 TIMED_NODES = ("agent", "detector", "fusion")  # each notes its compute's span per frame
 # transport's hops: sim to the later branch, that branch to the fusion, the fusion to the sim
 HOPS = ("to_branch_ns", "to_fusion_ns", "to_sim_ns")
+# The nodes whose callbacks share one CPU with ``cpu=``: the frame's critical path, sim ->
+# detector (the later branch: YOLO takes longer than the policy) -> fusion -> sim, which runs
+# one node at a time. Not the agent: its policy runs while YOLO does, and on the detector's
+# CPU it would slow the frame (on the 2-core VM, frame median 95.6 ms against 82-85).
+PINNED_NODES = ("sim", "detector", "fusion")
 
 
 def node_files() -> dict[str, Path]:
@@ -65,6 +70,7 @@ def _params(
     policy_weights: str | None,
     detector_weights: str | None,
     carla_host: str | None,
+    cpu: int | None,
 ) -> dict[str, list[str]]:
     params: dict[str, list[str]] = {
         "sim": [f"frames:={frames}", f"warmup:={warmup}", f"seed:={seed}", f"report:={report}"],
@@ -80,6 +86,9 @@ def _params(
         params["detector"].append(f"weights:={detector_weights}")
     if shm:
         params["sim"].append("transport:=shm")
+    if cpu is not None:
+        for node in PINNED_NODES:
+            params[node].append(f"cpu:={cpu}")
     return params
 
 
@@ -93,12 +102,14 @@ def run_variant(
     detector_weights: str | None = None,
     carla_host: str | None = None,
     busy_poll: str | None = None,
+    cpu: int | None = None,
     timeout_s: float | None = None,
     log: Path | None = None,
 ) -> dict[str, Any]:
     """One run of `variant`; raises RuntimeError with the nodes' output when it fails.
     ``busy_poll``: the hprm variants' nodes spin that long before they sleep
-    (``hprm-ros run --busy-poll``)."""
+    (``hprm-ros run --busy-poll``). ``cpu``: the critical path's callbacks on that CPU
+    (`PINNED_NODES`; the floor's detector thread), in every variant alike."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
@@ -113,6 +124,7 @@ def run_variant(
             policy_weights,
             detector_weights,
             carla_host,
+            cpu,
         )
         out = Path(log) if log else Path(tmp) / "nodes.log"
         timing_dir = Path(tmp) / "timing"
@@ -120,7 +132,7 @@ def run_variant(
         environ = env({timing.ENV: str(timing_dir)})
         if variant == "floor":
             _run_floor(report, frames, warmup, seed, policy_weights, detector_weights,
-                       carla_host, timeout_s, out, environ)  # fmt: skip
+                       carla_host, cpu, timeout_s, out, environ)  # fmt: skip
         elif variant.startswith("hprm-"):
             _run_hprm(variant.removeprefix("hprm-"), params, frames + warmup, timeout_s, out,
                       environ, busy_poll)  # fmt: skip
@@ -182,13 +194,15 @@ def env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def _run_floor(report: Path, frames: int, warmup: int, seed: int, policy_weights: str | None,
-               detector_weights: str | None, carla_host: str | None, timeout_s: float,
-               out: Path, environ: dict[str, str]) -> None:  # fmt: skip
+               detector_weights: str | None, carla_host: str | None, cpu: int | None,
+               timeout_s: float, out: Path, environ: dict[str, str]) -> None:  # fmt: skip
     cmd = [sys.executable, "-m", "carla_demo.floor", str(report), "--frames", str(frames),
            "--warmup", str(warmup), "--seed", str(seed)]  # fmt: skip
     options = {"--policy-weights": policy_weights, "--detector-weights": detector_weights,
                "--carla-host": carla_host}  # fmt: skip
     cmd += [a for flag, value in options.items() if value for a in (flag, value)]
+    if cpu is not None:
+        cmd += ["--cpu", str(cpu)]
     with out.open("w") as sink:
         r = subprocess.run(cmd, stdout=sink, stderr=subprocess.STDOUT, timeout=timeout_s,
                            env=environ)  # fmt: skip

@@ -15,6 +15,7 @@ Without ``--policy-weights``/``--detector-weights`` the models have seeded rando
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 from typing import Any
@@ -22,6 +23,7 @@ from typing import Any
 from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
+from . import affinity
 from .ab import HOPS, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
@@ -79,7 +81,17 @@ def main(argv: list[str] | None = None) -> int:
                    help="hprm variants: each node spins this long (or 'forever') before it "
                    "sleeps, sparing the kernel wake-up per message; costs a core per node, "
                    "for machines that have them")  # fmt: skip
+    p.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)),
+                   help="every variant: the callbacks of the frame's critical path (sim, "
+                   "detector, fusion; the floor's detector thread) on this CPU, so that a "
+                   "message wakes its receiver where the sender runs (default: the last "
+                   "CPU, %(default)s here; -1: any CPU)")  # fmt: skip
     args = p.parse_args(argv)
+    if args.cpu != -1:
+        try:
+            affinity.check(args.cpu)
+        except ValueError as exc:
+            p.error(f"--cpu: {exc} (or -1: any)")
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
@@ -120,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         "detector": args.detector_weights or "random weights",
         "detector_device": inference_device(),
         "busy_poll": args.busy_poll or "off",
+        "critical_path_cpu": "any" if args.cpu == -1 else args.cpu,
         "compiled": compiled.is_compiled(),  # the HPRM variants' runtime (same environment)
     }
     ratios = {}
@@ -160,7 +173,7 @@ def _run_all(args, variants, frames, warmup, missing, skipped) -> dict[str, list
                 run_variant(variant, frames, warmup, seed=args.seed,
                             policy_weights=args.policy_weights,
                             detector_weights=args.detector_weights, carla_host=args.carla_host,
-                            busy_poll=args.busy_poll)
+                            busy_poll=args.busy_poll, cpu=None if args.cpu == -1 else args.cpu)
             )  # fmt: skip
     return results
 

@@ -4,7 +4,8 @@ What a frame costs when nothing carries the data: the policy and the detector ru
 concurrently (two threads: numpy's BLAS and onnxruntime release the GIL), as the agent and
 detector processes do in every middleware variant, then the fusion rules. A variant's median
 minus this floor's is what its middleware adds per frame. Its control sequence is the
-reference: the same world, seed and models under HPRM must produce it exactly.
+reference: the same world, seed and models under HPRM must produce it exactly. ``cpu``: the
+detector's thread on that CPU, as the harness pins the detector node's (`carla_demo.ab`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from . import affinity
 from .fusion_rules import fuse, mark_red_lights
 from .policy import RoachPolicy
 from .weights import RandomWeightsWarning
@@ -32,15 +34,23 @@ def run_floor(
     policy_weights: str | None = None,
     detector_weights: str | None = None,
     carla_host: str | None = None,
+    cpu: int | None = None,
 ) -> dict[str, Any]:
     """Rows shaped as the sim node's report: one per frame, latency and applied control."""
+    if cpu is not None:
+        affinity.check(cpu)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RandomWeightsWarning)  # the bench reports it once
         policy = RoachPolicy(policy_weights, seed=seed)
         detector = Detector(detector_weights, seed=seed)
     print(f"floor: YOLOv8n on {detector.device}", flush=True)
     rows = []
-    with open_world(carla_host=carla_host, seed=seed) as world, ThreadPoolExecutor(1) as pool:
+    # the pool's thread starts after the models did theirs: onnxruntime's workers keep every CPU
+    pin = None if cpu is None else lambda: affinity.pin_thread(cpu)
+    with (
+        open_world(carla_host=carla_host, seed=seed) as world,
+        ThreadPoolExecutor(1, initializer=pin) as pool,
+    ):
         obs = world.reset()
         for _ in range(warmup + frames):
             start = time.monotonic_ns()
@@ -69,6 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--policy-weights")
     p.add_argument("--detector-weights")
     p.add_argument("--carla-host")
+    p.add_argument("--cpu", type=int, help="the CPU of the detector's thread (default: any)")
     args = p.parse_args(argv)
     try:
         report = run_floor(
@@ -78,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             policy_weights=args.policy_weights,
             detector_weights=args.detector_weights,
             carla_host=args.carla_host,
+            cpu=args.cpu,
         )
     except (RuntimeError, ValueError, OSError) as exc:
         print(exc, file=sys.stderr)

@@ -5,6 +5,7 @@
     ros2 launch carla_demo ab.launch.py variant:=ros2-shm        # images in shared memory
     ros2 launch carla_demo ab.launch.py variant:=hprm-decentralized frames:=50 warmup:=10
     ros2 launch carla_demo ab.launch.py carla_host:=localhost    # a CARLA server
+    ros2 launch carla_demo ab.launch.py cpu:=1                   # sim, detector, fusion on CPU 1
 
 The same four node files in every variant: porting is ``Node`` -> ``PortedNode`` inside a
 ``Federation``. The sim ends the run after ``warmup`` + ``frames`` frames and writes its
@@ -70,7 +71,13 @@ def _nodes(context):
         "sim": sim,
         "agent": {"seed": int(arg("seed")), "weights": arg("policy_weights")},
         "detector": {"seed": int(arg("seed")), "weights": arg("detector_weights")},
+        "fusion": {},
     }
+    if arg("cpu"):  # as carla_demo.ab: the critical path's callbacks on one CPU
+        from carla_demo.ab import PINNED_NODES
+
+        for n in PINNED_NODES:
+            params[n]["cpu"] = int(arg("cpu"))
     if variant.startswith("ros2"):
         nodes = {
             n: Node(
@@ -79,7 +86,7 @@ def _nodes(context):
                 exec_name=n,
                 additional_env=_thread_env(),
                 output="screen",
-                parameters=[params[n]] if n in params else None,
+                parameters=[params[n]] if params[n] else None,
             )
             for n in NODES
         }
@@ -100,7 +107,7 @@ def _nodes(context):
             name=n,
             additional_env=_thread_env(),
             output="screen",
-            parameters=[params[n]] if n in params else None,
+            parameters=[params[n]] if params[n] else None,
             stp_offset=stp if coordination == "decentralized" and n in TWO_INPUT else None,
             busy_poll=arg("busy_poll") or None,
         )
@@ -125,6 +132,12 @@ def generate_launch_description():
             DeclareLaunchArgument("detector_weights", default_value=""),
             DeclareLaunchArgument(
                 "report", default_value="", description="JSON file for latencies"
+            ),
+            DeclareLaunchArgument(
+                "cpu",
+                default_value="",
+                description="the CPU of the sim's, detector's and fusion's callbacks "
+                "(hprm bench carla-ab pins them; empty: any CPU)",
             ),
             DeclareLaunchArgument(
                 "busy_poll",

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from carla_demo.ab import _add_transport, rclpy_missing, run_variant
+from carla_demo.ab import PINNED_NODES, _add_transport, _params, rclpy_missing, run_variant
 from hprm_core import compiled
 
 FRAMES, WARMUP = 4, 2
@@ -63,6 +63,7 @@ def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(
     assert "random weights" in r.stderr  # said loudly
     doc = json.loads(out.read_text())
     assert doc["params"]["compiled"] == compiled.is_compiled()  # which runtime build ran
+    assert doc["params"]["critical_path_cpu"] == max(os.sched_getaffinity(0))  # the default
     rows = {row["variant"]: row for row in doc["results"]}
     for variant in ("hprm-centralized", "hprm-decentralized"):
         assert rows[variant]["frames"] == 3 * FRAMES, rows[variant]
@@ -87,6 +88,23 @@ def test_busy_polling_nodes_drive_the_same_way(floor):
     """--busy-poll changes how the nodes wait for messages, never what they compute."""
     report = run_variant("hprm-decentralized", FRAMES, WARMUP, busy_poll="1 ms")
     assert _controls(report) == _controls(floor)
+
+
+def test_a_pinned_critical_path_drives_the_same_way(floor):
+    """cpu= changes where the sim, detector and fusion run, never what they compute."""
+    report = run_variant("hprm-decentralized", FRAMES, WARMUP, cpu=max(os.sched_getaffinity(0)))
+    assert _controls(report) == _controls(floor)
+
+
+def test_cpu_goes_to_the_critical_paths_nodes_only():
+    params = _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=3)
+    assert {n for n, kvs in params.items() if "cpu:=3" in kvs} == set(PINNED_NODES)
+    assert set(PINNED_NODES) == {"sim", "detector", "fusion"}
+    assert not any(
+        "cpu" in kv
+        for kvs in _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=None).values()
+        for kv in kvs
+    )
 
 
 def test_the_floor_is_reproducible_and_depends_on_the_seed(floor):
@@ -138,7 +156,8 @@ def test_ros2_launch_runs_each_variant(tmp_path, variant, floor):
         pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH, rclpy importable)")
     report = tmp_path / "report.json"
     cmd = [sys.executable, shutil.which("ros2"), "launch", str(LAUNCH), f"variant:={variant}",
-           f"frames:={FRAMES}", f"warmup:={WARMUP}", f"report:={report}"]  # fmt: skip
+           f"frames:={FRAMES}", f"warmup:={WARMUP}", f"report:={report}",
+           f"cpu:={max(os.sched_getaffinity(0))}"]  # fmt: skip
     env = dict(os.environ, ROS_DOMAIN_ID=str(150 + os.getpid() % 50))
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
