@@ -142,7 +142,13 @@ def run_variant(
             raise RuntimeError(f"{variant}: the sim wrote no report:\n{_tail(out)}")
         result = json.loads(report.read_text())
         if variant != "floor":
-            _add_transport(result, timing.read(str(timing_dir)))
+            spans = timing.read(str(timing_dir))
+            _add_transport(result, spans)
+            silent = [n for n in TIMED_NODES if not spans.get(n)]
+            if silent:  # a report without them would show no transport, and not say why
+                print(f"carla-ab: {variant}: no compute spans from {', '.join(silent)}: no "
+                      f"transport figures for this run; the nodes' last lines:\n{_tail(out, 12)}",
+                      file=sys.stderr)  # fmt: skip
         return result
 
 

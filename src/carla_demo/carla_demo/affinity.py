@@ -1,7 +1,7 @@
 """Putting the calling thread, and only it, on one CPU (the harness's ``cpu``: `carla_demo.ab`).
 
 A thread, not the process: the models' worker threads (onnxruntime's), started before, keep
-every CPU. On Linux ``sched_setaffinity(0, ...)`` acts on the calling thread.
+their CPUs. On Linux ``sched_setaffinity(0, ...)`` acts on the calling thread.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ def _row(
         "p90_ms": _percentile(ms, 0.9),
         "p99_ms": _percentile(ms, 0.99),
         # between the nodes, on the critical path (latency minus its compute: carla_demo.timing)
-        "transport_ms": statistics.median(transport) if transport else 0.0,
+        **({"transport_ms": statistics.median(transport)} if transport else {}),
         **{f"{h}_ms": statistics.median(v) for h, v in hops.items() if v},
         # the models' own time in each node (the floor's frame is all compute)
         **{f"{n}_ms": statistics.median(v) for n, v in spans.items() if v},
@@ -81,10 +81,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="hprm variants: each node spins this long (or 'forever') before it "
                    "sleeps, sparing the kernel wake-up per message; costs a core per node, "
                    "for machines that have them")  # fmt: skip
-    p.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)),
+    # The first CPU by default: onnxruntime pins its workers to the others and leaves that
+    # one to the thread that calls it (the detector's callbacks'); on a worker's CPU YOLO
+    # ran 25-40 % slower (2-core VM).
+    p.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)),
                    help="every variant: the callbacks of the frame's critical path (sim, "
                    "detector, fusion; the floor's detector thread) on this CPU, so that a "
-                   "message wakes its receiver where the sender runs (default: the last "
+                   "message wakes its receiver where the sender runs (default: the first "
                    "CPU, %(default)s here; -1: any CPU)")  # fmt: skip
     args = p.parse_args(argv)
     if args.cpu != -1:

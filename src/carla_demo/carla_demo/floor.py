@@ -45,7 +45,7 @@ def run_floor(
         detector = Detector(detector_weights, seed=seed)
     print(f"floor: YOLOv8n on {detector.device}", flush=True)
     rows = []
-    # the pool's thread starts after the models did theirs: onnxruntime's workers keep every CPU
+    # the pool's thread starts after the models started theirs, which keep their CPUs
     pin = None if cpu is None else lambda: affinity.pin_thread(cpu)
     with (
         open_world(carla_host=carla_host, seed=seed) as world,

@@ -34,8 +34,10 @@ def pin_callbacks(node):
     """Applies the node's ``cpu`` parameter to the calling thread, the one that will spin.
 
     Only that thread, and only after the node is built: the threads the node started in its
-    constructor (onnxruntime's workers, DDS's) keep every CPU, so the models still use all
-    of them; threads started later (by spin) inherit the pin.
+    constructor (onnxruntime's workers, DDS's) keep their CPUs, so the models still use all
+    of them; threads started later (by spin) inherit the pin. Which CPU matters:
+    onnxruntime pins its own workers to every CPU but the first, which it leaves to the
+    thread that calls it; a caller pinned to a worker's CPU halves its parallelism.
     """
     cpu = node.declare_parameter("cpu", -1).value
     if cpu >= 0:

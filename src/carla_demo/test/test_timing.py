@@ -16,6 +16,8 @@ import subprocess
 import sys
 import textwrap
 
+from carla_demo import timing
+
 _RUN = textwrap.dedent(
     """
     import json, sys, time
@@ -61,7 +63,6 @@ _RUN = textwrap.dedent(
                             ("fusion", fusion, lambda: fusion.combine(action, detections))):
         events.clear()
         run()
-        node.timing.flush()
         out[name] = list(events)
     print(json.dumps({"events": out, "spans": {n: s[STAMP] for n, s in
                       timing.read(sys.argv[1]).items()}}))
@@ -87,3 +88,34 @@ def test_a_nodes_span_holds_its_compute_and_no_message_work(tmp_path):
         assert start <= min(compute) and max(compute) <= end, (node, found)
         assert max(unpack) <= start, f"{node} unpacked a message inside its timed span"
         assert end <= min(build), f"{node} built its output inside its timed span"
+
+
+_KILLED = textwrap.dedent(
+    """
+    import os, signal, sys
+    from carla_demo.timing import Timing
+    t = Timing("detector")
+    for stamp in range(int(sys.argv[1])):
+        with t.measure(stamp * 40_000_000):
+            pass
+    os.kill(os.getpid(), signal.SIGKILL)  # no atexit, no flush: a node killed at shutdown
+    """
+)
+
+
+def test_spans_outlive_a_node_killed_before_it_could_exit(tmp_path):
+    rows = 2500  # past the first file size twice: the file grows while mapped
+    env = {**os.environ, "CARLA_DEMO_TIMING": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", _KILLED, str(rows)], env=env, timeout=60)
+    assert r.returncode == -9
+    spans = timing.read(str(tmp_path))["detector"]
+    assert sorted(spans) == [i * 40_000_000 for i in range(rows)]
+    assert all(0 < start <= end for start, end in spans.values())
+
+
+def test_without_the_harness_a_node_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("CARLA_DEMO_TIMING", raising=False)
+    monkeypatch.chdir(tmp_path)
+    with timing.Timing("fusion").measure(1):
+        pass
+    assert os.listdir(tmp_path) == []
