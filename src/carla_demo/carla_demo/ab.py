@@ -27,7 +27,7 @@ from typing import Any
 
 from hprm_bridge.wire.dds_config import random_domain_id
 
-from . import timing
+from . import affinity, timing
 
 VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized", "floor")
 NODES = ("sim", "agent", "detector", "fusion")
@@ -112,6 +112,8 @@ def run_variant(
     (`PINNED_NODES`; the floor's detector thread), in every variant alike."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
+    if cpu is not None:
+        affinity.check(cpu)  # here, not in each node's log
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
     with tempfile.TemporaryDirectory(prefix="carla_ab_") as tmp:
         report = Path(tmp) / "report.json"

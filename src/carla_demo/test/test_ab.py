@@ -96,6 +96,11 @@ def test_a_pinned_critical_path_drives_the_same_way(floor):
     assert _controls(report) == _controls(floor)
 
 
+def test_a_cpu_the_machine_lacks_stops_the_run_before_it_starts():
+    with pytest.raises(ValueError, match="this process may run on CPUs"):
+        run_variant("hprm-centralized", 1, 0, cpu=max(os.sched_getaffinity(0)) + 1)
+
+
 def test_cpu_goes_to_the_critical_paths_nodes_only():
     params = _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=3)
     assert {n for n, kvs in params.items() if "cpu:=3" in kvs} == set(PINNED_NODES)
