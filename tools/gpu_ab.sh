@@ -6,8 +6,9 @@
 #   tools/gpu_ab.sh run [carla-ab options]   # there: install them, compile the runtime, run carla-ab
 #
 # `run` writes its logs, JSON and plot to $OUT (default ./gpu_ab_out). Without carla-ab
-# options it runs the HPRM variants and the floor, 100 warm-up + 400 frames, once
-# sleeping and once with --busy-poll forever. The `ros2` variants need a ROS 2 Humble on
+# options it runs the HPRM variants and the floor, 100 warm-up + 400 frames, sleeping,
+# with --busy-poll forever, then sleeping with --cpu -1 (the critical path not pinned to
+# one CPU, to compare with the first). The `ros2` variants need a ROS 2 Humble on
 # that machine (docker/), which this does not bring.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -52,6 +53,7 @@ run)
     base=(--variants floor,hprm-centralized,hprm-decentralized --frames 400 --warmup 100 --runs 1)
     ab "${base[@]}" --json "$out/sleeping.json" --plot "$out/sleeping.png"
     ab "${base[@]}" --busy-poll forever --json "$out/busy_poll.json"
+    ab "${base[@]}" --cpu -1 --json "$out/sleeping_any_cpu.json"
   fi
   ;;
 *)
