@@ -35,7 +35,7 @@ class Timing:
         directory = os.environ.get(ENV)
         self._fd = -1
         self._map: mmap.mmap | None = None
-        self._rows = self._capacity = 0
+        self._rows = 0
         if directory:
             self._fd = os.open(os.path.join(directory, f"{node}.spans"),
                                os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)  # fmt: skip
@@ -46,7 +46,6 @@ class Timing:
         if self._map is not None:
             self._map.close()
         self._map = mmap.mmap(self._fd, rows * _ROW.size)
-        self._capacity = rows
 
     @contextmanager
     def measure(self, stamp_ns: int) -> Iterator[None]:
@@ -56,9 +55,10 @@ class Timing:
         finally:
             if self._map is not None:
                 end = time.monotonic_ns()
-                if self._rows == self._capacity:
-                    self._grow(2 * self._capacity)
-                _ROW.pack_into(self._map, self._rows * _ROW.size, stamp_ns, start, end)
+                offset = self._rows * _ROW.size
+                if offset == len(self._map):
+                    self._grow(2 * self._rows)
+                _ROW.pack_into(self._map, offset, stamp_ns, start, end)
                 self._rows += 1
 
 
