@@ -7,8 +7,8 @@
 #
 # `run` writes its logs, JSON and plot to $OUT (default ./gpu_ab_out). Without carla-ab
 # options it runs the HPRM variants and the floor, 100 warm-up + 400 frames, sleeping,
-# with --busy-poll forever, then sleeping with --cpu -1 (the critical path not pinned to
-# one CPU, to compare with the first). The `ros2` variants need a ROS 2 Humble on
+# with --busy-poll forever (which leaves the critical path on any CPU), then sleeping with
+# --cpu -1 (the critical path not pinned to one CPU, to compare with the first). The `ros2` variants need a ROS 2 Humble on
 # that machine (docker/), which this does not bring.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

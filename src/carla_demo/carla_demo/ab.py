@@ -109,10 +109,16 @@ def run_variant(
     """One run of `variant`; raises RuntimeError with the nodes' output when it fails.
     ``busy_poll``: the hprm variants' nodes spin that long before they sleep
     (``hprm-ros run --busy-poll``). ``cpu``: the critical path's callbacks on that CPU
-    (`PINNED_NODES`; the floor's detector thread), in every variant alike."""
+    (`PINNED_NODES`; the floor's detector thread), in every variant alike; not with
+    ``busy_poll``."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
     if cpu is not None:
+        if busy_poll:
+            raise ValueError(
+                "busy_poll with cpu: the pinned nodes would spin on one CPU, each waiting "
+                "for the others' time slices; pin them or let them spin, not both"
+            )
         affinity.check(cpu)  # here, not in each node's log
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
     with tempfile.TemporaryDirectory(prefix="carla_ab_") as tmp:

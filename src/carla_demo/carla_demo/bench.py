@@ -82,13 +82,20 @@ def main(argv: list[str] | None = None) -> int:
                    "for machines that have them")  # fmt: skip
     # The first CPU by default: onnxruntime pins its workers to the others and leaves that
     # one to the thread that calls it (the detector's callbacks'); on a worker's CPU YOLO
-    # ran 25-40 % slower (2-core VM).
-    p.add_argument("--cpu", type=int, default=min(os.sched_getaffinity(0)),
+    # ran 25-40 % slower (2-core VM). Not with --busy-poll: three nodes spinning on one CPU
+    # wait for each other's time slices (H200: transport 1.0 -> 14 ms).
+    first_cpu = min(os.sched_getaffinity(0))
+    p.add_argument("--cpu", type=int,
                    help="every variant: the callbacks of the frame's critical path (sim, "
                    "detector, fusion; the floor's detector thread) on this CPU, so that a "
-                   "message wakes its receiver where the sender runs (default: the first "
-                   "CPU, %(default)s here; -1: any CPU)")  # fmt: skip
+                   f"message wakes its receiver where the sender runs (default: the first "
+                   f"CPU, {first_cpu} here, or any CPU with --busy-poll; -1: any CPU)")  # fmt: skip
     args = p.parse_args(argv)
+    if args.busy_poll and args.cpu not in (None, -1):
+        p.error("--cpu with --busy-poll: the pinned nodes would spin on one CPU, each waiting "
+                "for the others' time slices (leave --cpu out, or -1)")  # fmt: skip
+    if args.cpu is None:
+        args.cpu = -1 if args.busy_poll else first_cpu
     args.cpu = None if args.cpu == -1 else args.cpu  # run_variant checks it before any run
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]

@@ -76,6 +76,9 @@ def _nodes(context):
     if arg("cpu"):  # as carla_demo.ab: the critical path's callbacks on one CPU
         from carla_demo.ab import PINNED_NODES
 
+        if arg("busy_poll") and variant.startswith("hprm-"):
+            raise RuntimeError("cpu:= with busy_poll:= would spin three nodes on one CPU")
+
         for n in PINNED_NODES:
             params[n]["cpu"] = int(arg("cpu"))
     if variant.startswith("ros2"):

@@ -101,6 +101,24 @@ def test_a_cpu_the_machine_lacks_stops_the_run_before_it_starts():
         run_variant("hprm-centralized", 1, 0, cpu=max(os.sched_getaffinity(0)) + 1)
 
 
+def test_pinned_and_busy_polling_nodes_are_refused_before_the_run_starts():
+    # three nodes spinning on one CPU wait for each other's time slices (H200: 1 -> 14 ms)
+    with pytest.raises(ValueError, match="busy_poll with cpu"):
+        run_variant("hprm-centralized", 1, 0, busy_poll="forever", cpu=0)
+
+
+def test_the_bench_refuses_cpu_with_busy_poll_and_spins_on_any_cpu_by_default(tmp_path):
+    bench = [sys.executable, "-m", "hprm_core.cli", "bench", "carla-ab", "--busy-poll", "1 ms"]
+    r = subprocess.run([*bench, "--cpu", "0"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--cpu with --busy-poll" in r.stderr, r.stderr
+    out = tmp_path / "ab.json"
+    r = subprocess.run([*bench, "--variants", "floor", "--frames", "2", "--warmup", "0",
+                        "--runs", "1", "--json", str(out)],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(out.read_text())["params"]["critical_path_cpu"] == "any"
+
+
 def test_cpu_goes_to_the_critical_paths_nodes_only():
     params = _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=3)
     assert {n for n, kvs in params.items() if "cpu:=3" in kvs} == set(PINNED_NODES)
@@ -170,3 +188,14 @@ def test_ros2_launch_runs_each_variant(tmp_path, variant, floor):
     assert [f["frame"] for f in frames] == list(range(WARMUP + FRAMES))
     if variant.startswith("hprm"):
         assert [f["control"] for f in frames] == _controls(floor)
+
+
+@pytest.mark.ros2
+def test_ros2_launch_refuses_cpu_with_busy_poll():
+    if shutil.which("ros2") is None or rclpy_missing():
+        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH, rclpy importable)")
+    cmd = [sys.executable, shutil.which("ros2"), "launch", str(LAUNCH),
+           "variant:=hprm-centralized", "cpu:=0", "busy_poll:=forever"]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert "would spin three nodes on one CPU" in r.stdout + r.stderr, r.stdout + r.stderr
