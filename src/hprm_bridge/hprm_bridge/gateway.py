@@ -395,15 +395,12 @@ def with_flags(
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hprm_core.federate import exit_code, run_boundary
+    from hprm_core.federate import add_boundary_arguments, boundary_main
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.gateway", description=__doc__)
     p.add_argument("name", help="the gateway's federate name")
-    p.add_argument("--rti", required=True)
-    p.add_argument("--federation", required=True)
-    p.add_argument("--listen-dir")
+    add_boundary_arguments(p)
     p.add_argument("--timeout")
-    p.add_argument("--stp-offset")
     p.add_argument("--config", metavar="FILE", help="a bridge config (YAML: allow, deny, "
                    "lateness, topics; hprm_bridge.bridge_config)")  # fmt: skip
     p.add_argument("--config-yaml", metavar="TEXT", help="the same, as YAML text")
@@ -433,28 +430,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as exc:
         p.error(str(exc))
-    secret = os.environ.get("HPRM_SECRET")
-    if not secret:
-        p.error("set HPRM_SECRET to the federation's shared secret")
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
-    options: dict[str, Any] = {"timeout": args.timeout or None}
-    if args.stp_offset:
-        options["stp_offset"] = args.stp_offset
-    return exit_code(
-        args.name,
-        lambda: run_boundary(
-            lambda ports, graph: Gateway(
-                bridged_topics(ports, config),
-                behind=nodes_behind(graph, args.name),
-                backend=args.backend,
-            ),
-            args.name,
-            rti=args.rti,
-            secret=secret.encode(),
-            federation=args.federation,
-            options=options,
-            listen_dir=args.listen_dir,
+    return boundary_main(
+        p,
+        args,
+        lambda ports, graph: Gateway(
+            bridged_topics(ports, config),
+            behind=nodes_behind(graph, args.name),
+            backend=args.backend,
         ),
+        options={"timeout": args.timeout or None},
     )
 
 

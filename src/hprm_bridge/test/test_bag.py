@@ -121,6 +121,11 @@ def test_diff_names_the_first_difference_and_bad_bags_are_refused(bag, tmp_path)
                         "--coordination", "decentralized"], capture_output=True, text=True,
                        timeout=120)  # fmt: skip
     assert r.returncode == 2 and "--fast needs centralized" in r.stderr
+    # the player federate itself, as a launcher starts it: refused before it joins
+    r = subprocess.run([sys.executable, "-m", "hprm_bridge.bag.player", str(broken), "rosbag",
+                        "--rti", "unix:/nowhere", "--federation", "f"],
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 2 and str(broken) in r.stderr, r.stderr
 
 
 # -- recording a live federation, the Python API, the launch action, custom types -------

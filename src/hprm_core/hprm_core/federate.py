@@ -22,6 +22,7 @@ reactor, one with ``Output(topic="/image")``, the other ``Input(topic="/image")`
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import os
@@ -141,6 +142,41 @@ def run_boundary(
     _check_boundary(reactor, name)
     return _join(reactor, name, graph, opts, None, rti=rti, secret=secret,
                  federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
+
+
+def add_boundary_arguments(parser: argparse.ArgumentParser) -> None:
+    """The flags a boundary federate's process takes (a gateway, a bag player or recorder),
+    as the launchers pass them: one set, so that every such process is started alike."""
+    parser.add_argument("--rti", required=True, help="RTI address: unix:/path or tcp:host:port")
+    parser.add_argument("--federation", required=True, help="federation id (the RTI's)")
+    parser.add_argument("--listen-dir", help="private directory for peer sockets (decentralized)")
+    parser.add_argument("--stp-offset", help="decentralized: safe-to-process offset")
+
+
+def boundary_main(
+    parser: argparse.ArgumentParser,
+    args: argparse.Namespace,
+    build: Callable[[list[dict[str, Any]], FederationGraph], Reactor],
+    *,
+    takes: str = "both",
+    options: dict[str, Any] | None = None,
+) -> int:
+    """The rest of a boundary federate's ``main`` once its flags are parsed
+    (`add_boundary_arguments`, and a positional ``name``): the secret from
+    ``HPRM_SECRET`` (never a flag: command lines are world-readable in /proc),
+    log lines a launcher can show, then `run_boundary`, its end as an exit code."""
+    secret = os.environ.get("HPRM_SECRET")
+    if not secret:
+        parser.error("set HPRM_SECRET to the federation's shared secret")
+    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    opts = dict(options or {})
+    if args.stp_offset:
+        opts["stp_offset"] = args.stp_offset
+    where = dict(rti=args.rti, secret=secret.encode(), federation=args.federation,
+                 listen_dir=args.listen_dir)  # fmt: skip
+    return exit_code(
+        args.name, lambda: run_boundary(build, args.name, options=opts, takes=takes, **where)
+    )
 
 
 def _join(

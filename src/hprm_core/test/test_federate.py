@@ -188,3 +188,23 @@ def test_a_boundary_federate_that_would_feed_an_input_through_is_refused():
     _check_boundary(gateway(False), "gw")  # physical action -> output: fine
     with pytest.raises(FederationError, match="reaction leave reads outof0 and writes into0"):
         _check_boundary(gateway(True), "gw")
+
+
+def test_a_boundary_federate_process_needs_its_rti_and_the_secret(monkeypatch, capsys):
+    """The flags every boundary process takes (gateway, bag player, recorder), and the
+    secret from the environment only: refused with the reason before anything connects."""
+    import argparse
+
+    from hprm_core.federate import add_boundary_arguments, boundary_main
+
+    p = argparse.ArgumentParser(prog="boundary")
+    p.add_argument("name")
+    add_boundary_arguments(p)
+    with pytest.raises(SystemExit):
+        p.parse_args(["gw", "--federation", "f"])
+    assert "--rti" in capsys.readouterr().err
+    args = p.parse_args(["gw", "--rti", "unix:/nowhere", "--federation", "f"])
+    monkeypatch.delenv("HPRM_SECRET", raising=False)
+    with pytest.raises(SystemExit) as exc:
+        boundary_main(p, args, lambda ports, graph: pytest.fail("built without a secret"))
+    assert exc.value.code == 2 and "set HPRM_SECRET" in capsys.readouterr().err

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -105,46 +104,28 @@ class BagPlayer(Reactor):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hprm_core.federate import exit_code, run_boundary
+    from hprm_core.federate import add_boundary_arguments, boundary_main
     from hprm_core.tag import duration
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.bag.player", description=__doc__)
     p.add_argument("bag")
     p.add_argument("name")
-    p.add_argument("--rti", required=True)
-    p.add_argument("--federation", required=True)
-    p.add_argument("--listen-dir")
-    p.add_argument("--stp-offset")
+    add_boundary_arguments(p)
     p.add_argument("--fast", action="store_true")
     p.add_argument("--stamp", action="append", default=[], metavar="TOPIC")
     p.add_argument("--linger", default="100 ms")
     args = p.parse_args(argv)
-    secret = os.environ.get("HPRM_SECRET")
-    if not secret:
-        p.error("set HPRM_SECRET to the federation's shared secret")
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
-    options: dict[str, Any] = {"fast": args.fast}
-    if args.stp_offset:
-        options["stp_offset"] = args.stp_offset
-
-    def run() -> int:
-        try:
-            source = BagSource(args.bag, set(args.stamp))
-        except BagError as exc:
-            log.error("%s", exc)
-            return 2
-        return run_boundary(
-            lambda ports, graph: BagPlayer(source, ports, duration(args.linger)),
-            args.name,
-            rti=args.rti,
-            secret=secret.encode(),
-            federation=args.federation,
-            options=options,
-            listen_dir=args.listen_dir,
-            takes="sources",
-        )
-
-    return exit_code(args.name, run)
+    try:  # before joining: a bag that cannot play keeps the federation from starting
+        source = BagSource(args.bag, set(args.stamp))
+    except BagError as exc:
+        p.exit(2, f"{p.prog}: {exc}\n")
+    return boundary_main(
+        p,
+        args,
+        lambda ports, graph: BagPlayer(source, ports, duration(args.linger)),
+        takes="sources",
+        options={"fast": args.fast},
+    )
 
 
 if __name__ == "__main__":

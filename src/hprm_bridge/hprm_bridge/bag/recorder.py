@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -113,38 +112,22 @@ class BagRecorder(Reactor):
 
 
 def main(argv: list[str] | None = None) -> int:
-    from hprm_core.federate import exit_code, run_boundary
+    from hprm_core.federate import add_boundary_arguments, boundary_main
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.bag.recorder", description=__doc__)
     p.add_argument("path")
     p.add_argument("name")
-    p.add_argument("--rti", required=True)
-    p.add_argument("--federation", required=True)
-    p.add_argument("--listen-dir")
-    p.add_argument("--stp-offset")
+    add_boundary_arguments(p)
     p.add_argument("--fast", action="store_true")
     p.add_argument("--storage", choices=("mcap", "sqlite3"), default="mcap")
     p.add_argument("--time-base", type=int, default=0)
     args = p.parse_args(argv)
-    secret = os.environ.get("HPRM_SECRET")
-    if not secret:
-        p.error("set HPRM_SECRET to the federation's shared secret")
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
-    options: dict[str, Any] = {"fast": args.fast}
-    if args.stp_offset:
-        options["stp_offset"] = args.stp_offset
-    return exit_code(
-        args.name,
-        lambda: run_boundary(
-            lambda ports, graph: BagRecorder(args.path, ports, args.storage, args.time_base),
-            args.name,
-            rti=args.rti,
-            secret=secret.encode(),
-            federation=args.federation,
-            options=options,
-            listen_dir=args.listen_dir,
-            takes="sinks",
-        ),
+    return boundary_main(
+        p,
+        args,
+        lambda ports, graph: BagRecorder(args.path, ports, args.storage, args.time_base),
+        takes="sinks",
+        options={"fast": args.fast},
     )
 
 
