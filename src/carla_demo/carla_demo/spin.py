@@ -8,7 +8,9 @@ Every node takes one more parameter here, ``cpu`` (default -1: any CPU): the CPU
 callbacks run on. The harness puts the frame's critical path (sim, detector, fusion) on one
 CPU, in every variant alike: a message then wakes its receiver on the CPU the sender is about
 to leave instead of another one, which on a virtual machine costs a wake-up across virtual
-CPUs per hop (docs/carla_ab.md measures it).
+CPUs per hop (docs/carla_ab.md measures it). Not beside HPRM's busy-polling, whose nodes
+spin instead of sleeping: on one CPU they would wait for each other's time slices
+(`carla_demo.ab` refuses the pair).
 """
 
 import rclpy
