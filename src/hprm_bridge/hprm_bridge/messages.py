@@ -162,11 +162,11 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
     elif kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE:
         base, length = rest[0][1][0], rest[1]
         if base in _TYPECODES:
-            dtype = np.dtype(base)
+            dtype, typecode = np.dtype(base), _TYPECODES[base]
             fixed = kind == _ARRAY
 
             def check(v: Any) -> Any:
-                arr = _as_array(v, dtype, field)
+                arr = _as_array(v, dtype, typecode, field)
                 if fixed:
                     assert arr.shape == (length,), (
                         f"The '{field}' field must be a set or sequence with length {length}"
@@ -189,21 +189,21 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
     return property(get, set_, doc=f"Message field '{field}'.")
 
 
-def _as_array(value: Any, dtype: np.dtype[Any], field: str) -> np.ndarray[Any, Any]:
+def _as_array(value: Any, dtype: np.dtype[Any], typecode: str, field: str) -> np.ndarray[Any, Any]:
     """A numeric sequence field's value as a 1-D numpy array of ``dtype``:
     a view of ``bytes``/``bytearray``/``array.array``/numpy memory where the
-    item type already matches (a 6 MB image is not copied), else converted."""
+    item type already matches (a 6 MB image is not copied), else converted.
+    ``typecode``: the dtype's ``array.array`` code, worked out once per field
+    (numpy's ``dtype.name`` runs Python code: 65 us cold, on a message's path)."""
     if isinstance(value, np.ndarray):
         arr = value if value.dtype == dtype else value.astype(dtype)
         return arr.reshape(-1) if arr.ndim != 1 else arr
     if isinstance(value, (bytes, bytearray, memoryview)) and dtype.itemsize == 1:
         return np.frombuffer(value, dtype)
     if isinstance(value, array.array):
-        if value.typecode == _TYPECODES[dtype.name]:
+        if value.typecode == typecode:
             return np.frombuffer(value, dtype) if len(value) else np.zeros(0, dtype)
-        raise AssertionError(
-            f"The '{field}' array.array() must have the type code of '{_TYPECODES[dtype.name]}'"
-        )
+        raise AssertionError(f"The '{field}' array.array() must have the type code of '{typecode}'")
     want: type = int if dtype.kind in "iu" else float
     items = list(value) if isinstance(value, (list, tuple, set, frozenset, range)) else None
     if items is None or not all(isinstance(v, want) for v in items):
