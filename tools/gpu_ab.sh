@@ -6,10 +6,12 @@
 #   tools/gpu_ab.sh run [carla-ab options]   # there: install them, compile the runtime, run carla-ab
 #
 # `run` writes its logs, JSON and plot to $OUT (default ./gpu_ab_out). Without carla-ab
-# options it runs the HPRM variants and the floor, 100 warm-up + 400 frames, sleeping,
-# with --busy-poll forever (which leaves the critical path on any CPU), then sleeping with
-# --cpu -1 (the critical path not pinned to one CPU, to compare with the first). The `ros2` variants need a ROS 2 Humble on
-# that machine (docker/), which this does not bring.
+# options it runs both HPRM variants, 100 warm-up + 400 frames, five times: sleeping with
+# the critical path on one CPU (the default; the floor beside it, for the controls and
+# the plot), then on any CPU (--cpu -1), pinned, any CPU again (interleaved: the host's
+# speed drifts within a lease, lease 10), and busy-polling (which leaves the critical
+# path on any CPU). About 9 minutes on the H200 of lease 10. The `ros2` variants need a
+# ROS 2 Humble on that machine (docker/), which this does not bring.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WHEELS="${WHEELS:-$ROOT/.whl}"  # git-ignored; the device run must carry it
@@ -50,14 +52,18 @@ run)
   if [ $# -gt 0 ]; then
     ab "$@"
   else
-    base=(--variants floor,hprm-centralized,hprm-decentralized --frames 400 --warmup 100 --runs 1)
-    ab "${base[@]}" --json "$out/sleeping.json" --plot "$out/sleeping.png"
-    ab "${base[@]}" --busy-poll forever --json "$out/busy_poll.json"
-    ab "${base[@]}" --cpu -1 --json "$out/sleeping_any_cpu.json"
+    base=(--frames 400 --warmup 100 --runs 1)
+    hprm=(--variants hprm-centralized,hprm-decentralized "${base[@]}")
+    ab --variants floor,hprm-centralized,hprm-decentralized "${base[@]}" \
+      --json "$out/pinned_1.json" --plot "$out/pinned_1.png"
+    ab "${hprm[@]}" --cpu -1 --json "$out/any_cpu_1.json"
+    ab "${hprm[@]}" --json "$out/pinned_2.json"
+    ab "${hprm[@]}" --cpu -1 --json "$out/any_cpu_2.json"
+    ab "${hprm[@]}" --busy-poll forever --json "$out/busy_poll.json"
   fi
   ;;
 *)
-  sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//' >&2
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
   exit 2
   ;;
 esac
