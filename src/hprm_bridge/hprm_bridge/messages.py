@@ -32,7 +32,6 @@ import array
 import functools
 import importlib.abc
 import importlib.machinery
-import pickle
 import sys
 import threading
 import types
@@ -40,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from hprm_bridge import message_pickle
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
 
 __all__ = ["adopt", "install", "message_class", "message_module", "uninstall"]
@@ -291,28 +291,6 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         if isinstance(v, np.ndarray)
     }  # fmt: skip
 
-    def __reduce_ex__(self: Any, protocol: Any) -> tuple[Any, ...]:
-        # By type name, not by module path: a receiving process need not have
-        # the import finder installed (nor ROS 2 sourced) to rebuild it.
-        # The fields live in __dict__ (checked when assigned): pickled as they are,
-        # except numeric arrays, not through numpy's own pickling (a reduce, a
-        # dtype rebuilt from its state, a Python call on loading: 2/3 of the time
-        # of a JointState both ways, and cold in a pipeline several times that):
-        # a small one as its bytes, a large one as a PickleBuffer the data plane
-        # puts out of band; the field's dtype is known on both sides.
-        d = self.__dict__
-        if arrays:
-            out: dict[str, Any] = {}
-            for f in arrays:
-                a = d[f]
-                if a.nbytes <= _PACKED_BYTES:
-                    out[f] = a.tobytes()
-                elif protocol >= 5 and a.flags.c_contiguous:
-                    out[f] = pickle.PickleBuffer(a)
-            if out:
-                return (_rebuild_packed, (ros_type, {**d, **out}))
-        return (_rebuild, (ros_type, d))
-
     checked = {f: _checked_field(f, desc, lambda t: message_class(t, reg)) for f, desc in fields}
     cls = type(
         name,
@@ -326,7 +304,9 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "__module__": f"{pkg}.msg",
             "__qualname__": name,
             "get_fields_and_field_types": classmethod(get_fields_and_field_types),
-            "__reduce_ex__": __reduce_ex__,
+            "__reduce_ex__": message_pickle.reduce,  # flat: message_pickle says why
+            "_hprm_type": ros_type,
+            "_hprm_fields": tuple(fields),
             "_hprm_arrays": arrays,
         },
     )
@@ -359,35 +339,6 @@ def _new_message(ros_type: str, reg: TypeRegistry) -> Any:
 
 def _new_messages(ros_type: str, reg: TypeRegistry, n: int) -> list[Any]:
     return [message_class(ros_type, reg)() for _ in range(n)]
-
-
-def _rebuild(ros_type: str, values: dict[str, Any]) -> Any:
-    """Unpickling: the values come from a message of this class, checked when
-    they were assigned, so they are not checked again."""
-    msg = object.__new__(message_class(ros_type))
-    msg.__dict__.update(values)
-    return msg
-
-
-_PACKED_BYTES = 1024  # numeric arrays up to this size are pickled as bytes
-
-
-def _rebuild_packed(ros_type: str, values: dict[str, Any]) -> Any:
-    """Unpickling a message whose numeric arrays came as buffers: each becomes
-    an array of its field's dtype again. Bytes (a small array, pickled in
-    band) are copied, so the array is writable and the receiver's own, as
-    numpy's pickle gives; a buffer handed out of band (shared memory: read-only)
-    or a bytearray is viewed as it is."""
-    cls = message_class(ros_type)
-    for f, dtype in cls._hprm_arrays.items():
-        v = values[f]
-        if type(v) is bytes:
-            values[f] = np.frombuffer(bytearray(v), dtype)
-        elif type(v) is not np.ndarray:
-            values[f] = np.frombuffer(v, dtype)
-    msg = object.__new__(cls)
-    msg.__dict__.update(values)
-    return msg
 
 
 class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

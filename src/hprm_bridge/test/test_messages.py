@@ -2,7 +2,6 @@
 where a real Humble is sourced, the same answers as rclpy's classes."""
 
 import array
-import copy
 import json
 import os
 import pickle
@@ -67,34 +66,6 @@ def test_messages_pickle_by_name_and_encode_as_cdr():
     reg = default_registry()
     back = reg.decode(reg.encode(img, "sensor_msgs/msg/Image"), "sensor_msgs/msg/Image")
     assert (back.height, back.encoding, back.data.tolist()) == (2, "mono8", list(range(6)))
-
-
-def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays():
-    Imu = messages.message_class("sensor_msgs/msg/Imu")
-    imu = Imu()
-    imu.orientation_covariance = [float(i) for i in range(9)]
-    data = pickle.dumps(imu, protocol=5)
-    assert b"_frombuffer" not in data  # not numpy's own (slow) pickling
-    back = pickle.loads(data)
-    assert back == imu and back.angular_velocity_covariance.shape == (9,)
-    cov = back.orientation_covariance
-    assert cov.dtype == np.float64 and cov.flags.writeable
-    cov[0] = 7.0  # the receiver's own copy, as with numpy's pickle
-    assert imu.orientation_covariance[0] == 0.0
-    # empty sequences, and a large array kept as an array for the out-of-band path
-    Image = messages.message_class("sensor_msgs/msg/Image")
-    assert pickle.loads(pickle.dumps(Image())).data.shape == (0,)
-    big = Image(data=np.arange(5000, dtype=np.uint16).view(np.uint8))
-    bufs = []
-    data = pickle.dumps(big, protocol=5, buffer_callback=bufs.append)
-    assert len(bufs) == 1 and b"_frombuffer" not in data
-    shared = memoryview(bytes(bufs[0].raw()))  # as the data plane hands it: read-only
-    back = pickle.loads(data, buffers=[shared])
-    assert back == big and np.shares_memory(back.data, np.frombuffer(shared, np.uint8))
-    assert not back.data.flags.writeable  # a view of the sender's memory
-    for protocol in (2, 4):  # no out-of-band buffers before protocol 5: numpy's pickling
-        assert pickle.loads(pickle.dumps(big, protocol=protocol)) == big
-    assert copy.deepcopy(imu) == imu and copy.deepcopy(big) == big
 
 
 def test_field_types_use_rclpy_names():
