@@ -37,10 +37,10 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from rosbags.interfaces import Nodetype
 
 _PACKED_BYTES = 1024  # numeric arrays up to this size are pickled as bytes
-_NAME = 2  # rosbags' Nodetypes: a nested message field, arrays and sequences
-_LISTS = (3, 4)
+_LISTS = (Nodetype.ARRAY, Nodetype.SEQUENCE)
 
 
 class _NotFlat(Exception):
@@ -130,14 +130,14 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
         items = []
         for i, (field, desc) in enumerate(c._hprm_fields):
             layout.append(f"{c._hprm_type}.{field}:{desc!r}")
-            if int(desc[0]) == _NAME:
+            if desc[0] == Nodetype.NAME:
                 sub = f"{var}_{i}"
                 reads.append(f"m{sub} = d{var}[{field!r}]")
                 reads.append(f"if type(m{sub}) is not C{sub}: raise _NotFlat")
                 names[f"C{sub}"] = message_class(desc[1])
                 walk(names[f"C{sub}"], sub)
                 items.append(f"{field!r}: m{sub}")
-            elif int(desc[0]) in _LISTS and int(desc[1][0][0]) == _NAME:
+            elif desc[0] in _LISTS and desc[1][0][0] == Nodetype.NAME:
                 elem = message_class(desc[1][0][1])
                 names[f"E{var}_{i}"] = elem
                 names[f"F{var}_{i}"], names[f"B{var}_{i}"] = _codec(elem)

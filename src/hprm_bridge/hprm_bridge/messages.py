@@ -38,6 +38,7 @@ import types
 from typing import Any
 
 import numpy as np
+from rosbags.interfaces import Nodetype
 
 from hprm_bridge import message_pickle
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
@@ -46,7 +47,7 @@ __all__ = ["adopt", "install", "message_class", "message_module", "uninstall"]
 
 _IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": "uint8",
               "bool": "boolean"}  # fmt: skip
-_BASE, _NAME, _ARRAY, _SEQUENCE = 1, 2, 3, 4  # rosbags' Nodetype values
+_BASE, _NAME, _ARRAY, _SEQUENCE = Nodetype.BASE, Nodetype.NAME, Nodetype.ARRAY, Nodetype.SEQUENCE
 
 _lock = threading.RLock()
 _classes: dict[str, type] = {}
