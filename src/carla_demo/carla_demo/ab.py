@@ -92,6 +92,17 @@ def _params(
     return params
 
 
+def check_cpu(cpu: int, busy_poll: str | None) -> None:
+    """Refuses, before anything starts, a CPU this process may not use, and pinning the
+    critical path beside busy-polling (ValueError)."""
+    if busy_poll:
+        raise ValueError(
+            "busy_poll with cpu: it would spin three nodes on one CPU, each waiting for the "
+            "others' time slices; pin them or let them spin, not both"
+        )
+    affinity.check(cpu)
+
+
 def run_variant(
     variant: str,
     frames: int,
@@ -114,12 +125,7 @@ def run_variant(
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}: one of {', '.join(VARIANTS)}")
     if cpu is not None:
-        if busy_poll:
-            raise ValueError(
-                "busy_poll with cpu: the pinned nodes would spin on one CPU, each waiting "
-                "for the others' time slices; pin them or let them spin, not both"
-            )
-        affinity.check(cpu)  # here, not in each node's log
+        check_cpu(cpu, busy_poll)  # here, not in each node's log
     timeout_s = timeout_s or 120 + 5.0 * (frames + warmup)
     with tempfile.TemporaryDirectory(prefix="carla_ab_") as tmp:
         report = Path(tmp) / "report.json"

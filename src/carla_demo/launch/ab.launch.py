@@ -74,10 +74,9 @@ def _nodes(context):
         "fusion": {},
     }
     if arg("cpu"):  # as carla_demo.ab: the critical path's callbacks on one CPU
-        from carla_demo.ab import PINNED_NODES
+        from carla_demo.ab import PINNED_NODES, check_cpu
 
-        if arg("busy_poll") and variant.startswith("hprm-"):
-            raise RuntimeError("cpu:= with busy_poll:= would spin three nodes on one CPU")
+        check_cpu(int(arg("cpu")), arg("busy_poll") if variant.startswith("hprm-") else None)
 
         for n in PINNED_NODES:
             params[n]["cpu"] = int(arg("cpu"))
