@@ -153,7 +153,12 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(read_un
     os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
     rest, _ = proc.communicate(timeout=60)  # a bound, not a measurement
     out = "".join(lines) + rest
-    assert proc.returncode == 0, out
+    # Humble's launch itself sometimes exits 1 when the SIGINT lands while it is processing
+    # an event ("Task was destroyed but it is pending!" from its asyncio loop, about 1 run
+    # in 5 here), after every process it started finished cleanly: that is launch's exit
+    # code, not the federation's; the lines below check the federation's stop.
+    launch_race = "Task was destroyed but it is pending!" in out
+    assert proc.returncode == 0 or (proc.returncode == 1 and launch_race), out
     assert "stop granted at" in out  # the RTI agreed one stop tag with every federate
     for label in ("hprm_rti", "talker", "listener"):
         assert re.search(rf"\[INFO\] \[{label}-\d+\]: process has finished cleanly", out), out
