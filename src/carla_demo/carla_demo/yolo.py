@@ -18,7 +18,12 @@ from pathlib import Path
 
 import numpy as np
 import onnx
-import onnxruntime as ort
+
+# onnxruntime >= 1.29 collects telemetry on Linux too: at import it writes a device id under
+# ~/.cache, a session file into $TMPDIR that it never removes, and starts an uploader. A
+# robot's detector does none of that unless its user asks (ORT_DISABLE_TELEMETRY=0).
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+import onnxruntime as ort  # after the line above, which it reads at import
 from PIL import Image
 
 from . import torch_gpu

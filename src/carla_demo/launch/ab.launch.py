@@ -23,6 +23,7 @@ from launch.event_handlers import OnProcessExit
 from launch.events import Shutdown
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.descriptions import Parameter
 
 VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized")
 NODES = ("sim", "agent", "detector", "fusion")
@@ -88,7 +89,8 @@ def _nodes(context):
                 exec_name=n,
                 additional_env=_thread_env(),
                 output="screen",
-                parameters=[params[n]] if params[n] else None,
+                # as -p rules: a dict would leave a file in /tmp per node (ros2/launch_ros#5)
+                parameters=[Parameter(k, v, value_type=type(v)) for k, v in params[n].items()],
             )
             for n in NODES
         }

@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -181,9 +182,16 @@ def test_ros2_launch_runs_each_variant(tmp_path, variant, floor):
     cmd = [sys.executable, shutil.which("ros2"), "launch", str(LAUNCH), f"variant:={variant}",
            f"frames:={FRAMES}", f"warmup:={WARMUP}", f"report:={report}",
            f"cpu:={max(os.sched_getaffinity(0))}"]  # fmt: skip
-    env = dict(os.environ, ROS_DOMAIN_ID=str(150 + os.getpid() % 50))
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    own_tmp = tempfile.mkdtemp(prefix="hprm-t-")  # short: socket paths live under it
+    env = dict(os.environ, ROS_DOMAIN_ID=str(150 + os.getpid() % 50), TMPDIR=own_tmp)
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        # nothing left behind: no parameter files (launch_ros' dict parameters would)
+        left = os.listdir(own_tmp)
+    finally:
+        shutil.rmtree(own_tmp, ignore_errors=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert left == []
     frames = json.loads(report.read_text())["frames"]
     assert [f["frame"] for f in frames] == list(range(WARMUP + FRAMES))
     if variant.startswith("hprm"):

@@ -4,7 +4,10 @@ itself: test_yolo_graph)."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -309,3 +312,18 @@ def test_coco_constants() -> None:
     for constant in (*constants, "STOP_SIGN"):
         class_id = getattr(yolo, constant)
         assert yolo.COCO_NAMES[class_id] == constant.lower().replace("_", " ")
+
+
+def test_importing_the_detector_leaves_no_telemetry_files(tmp_path: Path) -> None:
+    """onnxruntime >= 1.29 writes a session file into $TMPDIR and a device id under
+    ~/.cache at import unless telemetry is off; the detector turns it off."""
+    home, tmp = tmp_path / "home", tmp_path / "tmp"
+    home.mkdir()
+    tmp.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ORT_")}
+    env.update(HOME=str(home), TMPDIR=str(tmp), XDG_CACHE_HOME=str(home / ".cache"))
+    r = subprocess.run([sys.executable, "-c", "import carla_demo.yolo"], env=env,
+                       capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert list(tmp.iterdir()) == []
+    assert not (home / ".cache" / "Microsoft").exists()

@@ -39,7 +39,9 @@ Shutdown is what ROS users expect: Ctrl-C (SIGINT to every process) stops
 the federation at one tag, every node's shutdown runs, and the RTI waits for
 that (``--signal-grace``) instead of vanishing under it. A federate that
 fails (non-zero exit, or killed) ends the launch with a message naming it.
-The private socket directory goes with the RTI, however the launch ends.
+The private socket directory goes with the RTI, however the launch ends,
+and with it the ported nodes' parameter files (launch_ros leaves a plain
+node's dict parameters in /tmp).
 
 Importable only where ROS 2's ``launch`` and ``launch_ros`` are.
 """
@@ -161,7 +163,19 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
                 f"PortedNode {self.federate_name(context)!r} must be inside a "
                 "hprm_bridge.launch.Federation (its RTI, its federation)"
             )
+        self._params_dir = context.launch_configurations[_KEY + "dir"]
         return super().execute(context)
+
+    def _create_params_file_from_dict(self, params: dict[str, Any]) -> str:
+        """launch_ros writes a node's dict parameters to a file in /tmp that it
+        never deletes (ros2/launch_ros#5: one per node and launch); a ported
+        node's goes into its federation's private directory, which goes with
+        the RTI however the launch ends."""
+        fd, path = tempfile.mkstemp(prefix="launch_params_", suffix=".yaml", dir=self._params_dir)
+        key = self.node_name if self.is_node_name_fully_specified() else "/**"
+        with os.fdopen(fd, "w") as f:
+            yaml.safe_dump({key: {"ros__parameters": params}}, f, default_flow_style=False)
+        return path
 
 
 @expose_action("hprm_federation")

@@ -104,6 +104,15 @@ def _leftovers(marker):
     return dirs, procs
 
 
+@pytest.fixture
+def own_tmp():
+    """A TMPDIR of the test's own (short: socket paths live under it), to see
+    what a launch leaves behind in it."""
+    path = tempfile.mkdtemp(prefix="hprm-t-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 def _heard(out):
     return re.findall(r"^\[listener-\d+\] HEARD (\S+)$", out, re.M)
 
@@ -177,17 +186,20 @@ def test_a_federate_killed_ends_the_launch_naming_it(read_until):
 
 
 @pytest.mark.ros2
-def test_the_example_pipeline_launches_ported_and_plain(read_until):
+def test_the_example_pipeline_launches_ported_and_plain(read_until, own_tmp):
     """All four nodes ported: the same commands as under hprm-ros run; all
     four plain (real rclpy): commands flow too (the bridge for a mix of the
-    two is the next issue)."""
+    two is the next issue). The camera's parameter (a dict in the launch file)
+    leaves no file behind either way (launch_ros' own Node would)."""
     _skip_without_ros2()
     from hprm_bridge.examples import ros_pipeline
 
     launch_file = Path(ros_pipeline.__file__).parent / "pipeline.launch.py"
-    r = subprocess.run(_launch([launch_file, "timeout:=200 ms"]), capture_output=True,
-                       text=True, timeout=120)  # fmt: skip
+    r = subprocess.run(_launch([launch_file, "timeout:=200 ms", "frames:=3"]),
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, TMPDIR=own_tmp))  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
+    assert os.listdir(own_tmp) == []
     cmds = re.findall(r"^\[controller-\d+\] CMD \d+ (\S+) (\S+) \d+$", r.stdout, re.M)
     hprm_ros = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "run",
@@ -195,9 +207,11 @@ def test_the_example_pipeline_launches_ported_and_plain(read_until):
                                                          "controller")),
          "--timeout", "200 ms"], capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert cmds and cmds == re.findall(
-        r"^\[controller\] CMD \d+ (\S+) (\S+) \d+$", hprm_ros.stdout, re.M)  # fmt: skip
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100))
+    # the camera's frames:=3 (a parameter) reached it: 6 frames in 200 ms without it
+    assert len(cmds) == 3 and cmds == re.findall(
+        r"^\[controller\] CMD \d+ (\S+) (\S+) \d+$", hprm_ros.stdout, re.M)[:3]  # fmt: skip
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100),
+               TMPDIR=own_tmp)  # fmt: skip
     proc = subprocess.Popen(_launch([launch_file, "ported:=false", "frames:=50"]), **_piped(env))
     try:
         lines = read_until(proc, 60, lambda lines: sum("CMD " in x for x in lines) >= 5)
@@ -206,6 +220,7 @@ def test_the_example_pipeline_launches_ported_and_plain(read_until):
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)
     assert len(plain) >= 5, plain
+    assert os.listdir(own_tmp) == []
 
 
 def _contiguous_in(part, whole):

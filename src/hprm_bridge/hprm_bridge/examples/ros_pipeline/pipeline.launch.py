@@ -18,6 +18,7 @@ from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+from launch_ros.descriptions import Parameter
 
 HERE = Path(__file__).resolve().parent
 NODES = ("camera", "detector", "planner", "controller")
@@ -32,7 +33,7 @@ def _nodes(context):
         else set(choice.split(","))  # fmt: skip
     if not ported <= set(NODES):
         raise RuntimeError(f"ported:= all, none or some of {', '.join(NODES)}; got {choice!r}")
-    params = {"camera": [{"frames": int(arg("frames"))}]}
+    params = {"camera": {"frames": int(arg("frames"))}}
 
     def where(n):
         """Next to the node files (the source tree), or the installed package's."""
@@ -43,7 +44,10 @@ def _nodes(context):
     plain = [
         Node(**(dict(executable=sys.executable, arguments=[str(HERE / f"{n}.py")])
                 if (HERE / f"{n}.py").exists() else where(n)),
-             name=n, exec_name=n, parameters=params.get(n), output="screen")
+             name=n, exec_name=n, output="screen",  # parameters as -p rules: a dict
+             # would leave a file in /tmp (ros2/launch_ros#5)
+             parameters=[Parameter(k, v, value_type=type(v))
+                         for k, v in params.get(n, {}).items()])
         for n in NODES if n not in ported
     ]  # fmt: skip
     if not ported:
@@ -52,7 +56,8 @@ def _nodes(context):
 
     coordination = arg("coordination")
     federation = Federation(
-        [PortedNode(**where(n), name=n, parameters=params.get(n), output="screen")
+        [PortedNode(**where(n), name=n, parameters=[params[n]] if n in params else None,
+                    output="screen")
          for n in NODES if n in ported],
         coordination=coordination,
         stp_offset="40 ms" if coordination == "decentralized" else None,
