@@ -86,11 +86,12 @@ def _pack(a: np.ndarray, protocol: int) -> Any:
 
 def _unpack(v: Any, dtype: np.dtype[Any]) -> np.ndarray:
     """Bytes (pickled in band) are copied, so the array is writable and the receiver's
-    own; a buffer handed out of band (shared memory: read-only) is viewed as it is."""
+    own; a buffer handed out of band (shared memory: read-only; the data plane hands
+    it over as a uint8 array) is viewed as it is."""
     if type(v) is bytes:
         return np.frombuffer(bytearray(v), dtype)
     if type(v) is np.ndarray:
-        return v
+        return v if v.dtype == dtype else v.view(dtype)
     return np.frombuffer(v, dtype)
 
 

@@ -119,4 +119,14 @@ def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays()
     assert not back.data.flags.writeable  # a view of the sender's memory
     for protocol in (2, 4):  # no out-of-band buffers before protocol 5: numpy's pickling
         assert pickle.loads(pickle.dumps(big, protocol=protocol)) == big
+    # the data plane hands a shared-memory buffer over as a read-only uint8 array: a
+    # float64 field is a view of it as float64, not a copy and not bytes
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    joints = JointState(position=[float(i) for i in range(500)])
+    bufs = []
+    data = pickle.dumps(joints, protocol=5, buffer_callback=bufs.append)
+    as_uint8 = np.frombuffer(bytes(bufs[0].raw()), np.uint8)
+    back = pickle.loads(data, buffers=[as_uint8])
+    assert back == joints and back.position.dtype == np.float64
+    assert np.shares_memory(back.position, as_uint8)
     assert copy.deepcopy(imu) == imu and copy.deepcopy(big) == big

@@ -139,8 +139,10 @@ class DataPlane:
         each). References when shared memory is available, else streamed."""
         store = self.local_store()
         arenas = self.arenas if self.directory is not None else None
-        # pickle mode: one C-level pass for nearly every value (see PlainPickler)
-        s = self._plain.dumps(value, threshold, store, arenas) if mode == "pickle" else None
+        # pickle mode: one C-level pass for nearly every value (see PlainPickler), which
+        # holds what already lies in shared memory for the receivers at once
+        s = self._plain.dumps(value, threshold, store, arenas, receivers) if mode == "pickle" \
+            else None  # fmt: skip
         if isinstance(s, bytes):
             return [_INLINE, s]
         if s is None:
@@ -190,7 +192,7 @@ class DataPlane:
             if item.kind == ITEM_REF:
                 assert item.ref is not None
                 self._ensure_mapped(src, item.ref)
-                return self.arenas.view(item.ref, src)
+                return self.arenas.buffer(item.ref, src)
             chunk = rest[pos : pos + item.length]
             if len(chunk) != item.length:
                 raise SerializationError(

@@ -68,7 +68,6 @@ import io
 import pickle
 import struct
 import sys
-import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -103,6 +102,7 @@ _HEAD = struct.Struct("<4sBBHIQ")  # magic, version, mode, reserved, n_items, pa
 _MAGIC = b"HPSZ"
 _VERSION = 1
 _RAWLEN = struct.Struct("<Q")
+_HEAD_ONE_REF = struct.Struct("<4sBBHIQB5Q")  # _HEAD, then kind 1 and a Ref: one read
 _MAX_ITEMS = 1 << 20
 
 # msgpack extension codes (safe mode)
@@ -132,9 +132,13 @@ class Serialized:
     _holds: list[tuple[Store | ArenaMap, Ref]] = field(default_factory=list, repr=False)
     _keep: list[Any] = field(default_factory=list, repr=False)
 
-    def __post_init__(self) -> None:
-        self._finalizer = weakref.finalize(self, _release_holds, self._holds)
-        self._finalizer.atexit = False
+    def __del__(self) -> None:
+        # Dropped unreleased (an error between serializing and sending): the holds go
+        # back. Garbage collection may run this in any thread: only queue. Not a
+        # weakref.finalize: creating one costs ~10 us cold, on every large message.
+        holds = getattr(self, "_holds", None)  # None: __init__ failed half-way
+        if holds:
+            _release_holds(holds)
 
     @property
     def refs(self) -> list[Ref]:
@@ -175,7 +179,6 @@ class Serialized:
 
     def release(self) -> None:
         """Drop the sender's own holds and the raw buffers. Idempotent."""
-        self._finalizer.detach()
         holds, self._holds[:] = list(self._holds), []
         for holder, ref in holds:
             holder.release(ref)
@@ -199,36 +202,55 @@ def _release_holds(holds: list[tuple[Store | ArenaMap, Ref]]) -> None:
 
 
 class _Sink:
-    """Where out-of-band buffers go while serializing."""
+    """Where out-of-band buffers go while serializing. ``receivers``: the peers
+    the value is being sent to now (the data plane's case): a buffer already in
+    shared memory is then held for them directly, with no hold of the sender's
+    own to take and drop around it (the value stays alive while it is sent)."""
 
-    def __init__(self, store: Store | None, arenas: ArenaMap | None, threshold: int):
+    def __init__(
+        self,
+        store: Store | None,
+        arenas: ArenaMap | None,
+        threshold: int,
+        receivers: Sequence[Hashable] = (),
+    ):
         self.store, self.arenas, self.threshold = store, arenas, threshold
+        self.receivers = receivers
         self.items: list[Ref | memoryview] = []
-        self.holds: list[tuple[Store | ArenaMap, Ref]] = []
+        self.holds: list[tuple[Store | ArenaMap, Ref]] = []  # the sender's own
+        self.shared: list[tuple[Store | ArenaMap, Ref]] = []  # held for the receivers
         self.keep: list[Any] = []
 
     def add(self, raw: memoryview) -> int:
         ref = None
+        peers = self.receivers
+        own = not peers
         if self.arenas is not None:
-            ref = self.arenas.ref_of(raw, hold=True)  # zero-copy forward
+            ref = self.arenas.ref_of(raw, hold=own, share_with=peers)  # zero-copy forward
             holder: Store | ArenaMap = self.arenas
         if ref is None and self.store is not None:
             holder = self.store
-            ref = self.store.ref_of(raw, hold=True)  # zero-copy produce
+            ref = self.store.ref_of(raw, hold=own, share_with=peers)  # zero-copy produce
             if ref is None:
-                ref = self.store.put(raw)
+                ref = self.store.put(raw)  # a hold of our own: shared when sent
+                own = True
         if ref is None:
             self.items.append(raw)
             self.keep.append(raw)
         else:
-            self.holds.append((holder, ref))
+            (self.holds if own else self.shared).append((holder, ref))
             self.items.append(ref)
         return len(self.items) - 1
 
     def release(self) -> None:
+        """Nothing was sent (an error, or another encoding takes over): every hold goes back."""
         for holder, ref in self.holds:
             holder.release(ref)
+        for holder, ref in self.shared:
+            for peer in self.receivers:
+                holder.release(ref, peer)
         self.holds.clear()
+        self.shared.clear()
 
 
 class PlainPickler:
@@ -254,13 +276,14 @@ class PlainPickler:
     True
     """
 
-    __slots__ = ("_arenas", "_sink", "_store", "_threshold")
+    __slots__ = ("_arenas", "_receivers", "_sink", "_store", "_threshold")
 
     def __init__(self) -> None:
         self._store: Store | None = None
         self._arenas: ArenaMap | None = None
         self._sink: _Sink | None = None
         self._threshold = 0
+        self._receivers: Sequence[Hashable] = ()
 
     def dumps(
         self,
@@ -268,12 +291,16 @@ class PlainPickler:
         threshold: int = DEFAULT_THRESHOLD,
         store: Store | None = None,
         arenas: ArenaMap | None = None,
+        receivers: Sequence[Hashable] = (),
     ) -> bytes | Serialized | None:
         """``bytes`` for a small value with no large buffer (sent as they are),
         a :class:`Serialized` when its large buffers went out of band (into
         ``store``, or forwarded from ``arenas``, as :func:`serialize` puts
-        them), ``None`` when :func:`serialize` must do it."""
+        them), ``None`` when :func:`serialize` must do it. ``receivers``: the
+        peers it is sent to now; buffers already in shared memory are then held
+        for them (what :meth:`Serialized.share` does for the rest)."""
         self._threshold, self._store, self._arenas = threshold, store, arenas
+        self._receivers = receivers
         try:
             data = pickle.dumps(obj, protocol=5, buffer_callback=self)
         except BaseException as exc:
@@ -298,7 +325,7 @@ class PlainPickler:
         if raw.nbytes < self._threshold:
             return True  # in-band
         if self._sink is None:
-            self._sink = _Sink(self._store, self._arenas, self._threshold)
+            self._sink = _Sink(self._store, self._arenas, self._threshold, self._receivers)
         self._sink.add(raw)
         return False
 
@@ -453,6 +480,14 @@ def parse_header(header: bytes | bytearray | memoryview) -> tuple[str, list[Item
     not one (wrong magic or version, truncated, trailing bytes, unknown item
     kind, malformed Ref)."""
     mv = memoryview(header).cast("B")
+    if len(mv) > _HEAD_ONE_REF.size:  # the common case: one shared-memory reference
+        f = _HEAD_ONE_REF.unpack_from(mv)
+        if (f[:2] == (_MAGIC, _VERSION) and f[2] in _MODE_NAMES and f[4] == 1
+                and f[6] == ITEM_REF and len(mv) - _HEAD_ONE_REF.size == f[5]
+                and f[10] != 0 and f[11] <= f[8]):  # fmt: skip
+            ref = Ref._make(f[7:])  # checked as Ref.unpack does
+            return _MODE_NAMES[f[2]], [Item(0, ITEM_REF, ref.length, ref, -1)], \
+                mv[_HEAD_ONE_REF.size :]  # fmt: skip
     if len(mv) < _HEAD.size:
         raise SerializationError(f"truncated header: {len(mv)} bytes, at least {_HEAD.size}")
     magic, version, mode, _, n, plen = _HEAD.unpack_from(mv)
@@ -523,7 +558,7 @@ def deserialize(
             raise
         except HprmError as e:
             raise SerializationError(f"out-of-band item {item.index}: {e}") from e
-        n = memoryview(buf).nbytes
+        n = buf.nbytes if type(buf) is np.ndarray else memoryview(buf).nbytes
         if n != item.length:
             raise SerializationError(
                 f"out-of-band item {item.index}: buffer of {n} bytes, {item.length} announced"
@@ -531,6 +566,12 @@ def deserialize(
         buffers.append(buf)
     if kind == "safe":
         return safe_codec.unpack(payload, buffers)
+    try:  # plain C unpickling: the payloads of PlainPickler, nearly every message
+        return pickle.loads(payload, buffers=buffers)
+    except pickle.UnpicklingError:
+        pass  # persistent ids (serialize()'s large bytes), or corrupt: _Unpickler says which
+    except Exception as e:
+        raise SerializationError(f"corrupt pickle payload: {type(e).__name__}: {e}") from e
     try:
         return _Unpickler(io.BytesIO(payload), buffers=buffers).load()
     except SerializationError:

@@ -6,6 +6,7 @@ import gc
 import json
 import logging
 import os
+import pickle
 import signal
 import socket
 import struct
@@ -123,6 +124,16 @@ def test_alloc_array_is_aligned_writable_and_recognised_without_copy():
         assert not mv.readonly and mv.format == "B" and len(mv) == 100
         mv[:3] = b"xyz"
         assert s.ref_of(mv).length == 100
+        # the address of a writable buffer is read without numpy (ctypes), of a read-only
+        # one or a layout ctypes refuses through numpy: the same reference either way
+        pb = pickle.PickleBuffer(a).raw()  # what a sender's pickle hands over
+        assert s.ref_of(pb) == s.ref_of(pb.toreadonly()) == s.ref_of(memoryview(a)) == ra
+        # holds for the peers a reference is sent to, taken at once, none of its own
+        shared = s.ref_of(b, share_with=["B", "C"])
+        assert s.holds(shared) == {"B": 1, "C": 1}
+        for peer in ("B", "C"):
+            s.release(shared, peer)
+        assert s.holds(shared) == {}
         with pytest.raises(ObjectStoreError, match="Python objects"):
             s.alloc_array(3, object)
 

@@ -253,6 +253,58 @@ def test_plain_pickler_forwards_a_received_array_without_a_copy(shm):
     assert store.stats()["blocks"] == 0
 
 
+def test_plain_pickler_holds_shared_memory_for_its_receivers_directly(shm):
+    """The data plane sends at once: a buffer already in the store is held for the
+    receivers as it is found, with no hold of the sender's own to take and drop; they
+    get it as a uint8 array (ArenaMap.buffer) that the message's dtype is viewed from."""
+    store, amap = shm
+    pos = store.alloc_array(BIG // 8, np.float64)
+    pos[:] = np.arange(BIG // 8)
+    with PlainPickler().dumps({"pos": pos}, store=store, receivers=["B", "C"]) as s:
+        (ref,) = s.refs
+        assert store.holds(ref) == {"B": 1, "C": 1}
+        header = s.pack_header()
+    assert store.holds(ref) == {"B": 1, "C": 1}  # release() had nothing of its own to drop
+    got = deserialize(header, lambda item: amap.buffer(item.ref, "B"))["pos"]
+    assert got.dtype == np.float64 and np.array_equal(got, pos)
+    del got
+    gc.collect()
+    for r in amap.take_releases():
+        store.release(r.ref, r.owner)
+    store.release(ref, "C")
+    del pos
+    gc.collect()
+    assert store.stats()["blocks"] == 0
+
+
+def test_plain_pickler_gives_the_receivers_holds_back_when_serialize_takes_over(shm):
+    """A value with a buffer in the store and large bytes (which plain pickle leaves in
+    its stream): the holds taken for the receivers go back before serialize() starts."""
+    store, _ = shm
+    img = store.alloc_array(BIG, np.uint8)
+    assert PlainPickler().dumps({"img": img, "raw": b"x" * BIG}, store=store,
+                                receivers=["B"]) is None  # fmt: skip
+    assert store.holds(store.ref_of(img)) == {}
+
+
+def test_plain_pickler_forwards_to_its_receivers_and_keeps_the_view_for_them(shm):
+    store, amap = shm
+    with serialize(big_array(), store=store) as s:
+        s.share("B")
+        header = s.pack_header()
+    received = deserialize(header, make_resolver(arenas=amap))
+    with PlainPickler().dumps([received], store=store, arenas=amap, receivers=["C"]) as s2:
+        assert s2.refs == s.refs
+    del received
+    gc.collect()
+    assert amap.take_releases() == []  # C holds it: B's view stays pinned
+    amap.release(s.refs[0], "C")
+    gc.collect()
+    for r in amap.take_releases():
+        store.release(r.ref, "B")
+    assert store.stats()["blocks"] == 0
+
+
 def test_plain_pickler_without_a_store_streams_large_buffers():
     arr = big_array()
     s = PlainPickler().dumps([arr, 1])

@@ -14,7 +14,7 @@ import mmap
 import os
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -238,9 +238,14 @@ class ArenaMap:
 
     def view(self, ref: Ref, owner: Hashable = None) -> memoryview:
         """A read-only ``memoryview`` (format ``B``) over ``ref``; same rules
-        as :meth:`array` (the data plane's path for every received reference:
-        no dtype or shape to work out)."""
+        as :meth:`array`."""
         return memoryview(self._lease(ref, _BYTE, ref.length, owner))
+
+    def buffer(self, ref: Ref, owner: Hashable = None) -> np.ndarray:
+        """A read-only 1-d ``uint8`` array over ``ref``; same rules as :meth:`array`
+        (the data plane's path for every received reference: no dtype or shape to
+        work out, and pickle and numpy take the array as it is)."""
+        return self._lease(ref, _BYTE, ref.length, owner)
 
     def drop(self, ref: Ref, owner: Hashable = None) -> None:
         """Queue the release of a reference that was received but will never
@@ -270,12 +275,15 @@ class ArenaMap:
 
     # ---- zero-copy forward
 
-    def ref_of(self, obj: Any, *, hold: bool = False) -> Ref | None:
+    def ref_of(
+        self, obj: Any, *, hold: bool = False, share_with: Sequence[Hashable] = ()
+    ) -> Ref | None:
         """The reference of a received object's memory (or a part of it), so
         forwarding it re-sends the reference instead of the bytes; None when
         ``obj`` does not lie in a live view of this map. With ``hold=True``,
         the view stays pinned (as if ``obj`` were alive) until
-        ``release(ref)``."""
+        ``release(ref)``. ``share_with``: peers it is forwarded to now, one
+        copy each, as :meth:`share` would record them."""
         if not self._live:  # nothing received is alive: the sender's usual case
             return None
         span = _span(obj)
@@ -294,6 +302,8 @@ class ArenaMap:
                     out = Ref(r.arena_id, off, n, r.generation, r.block)
                     if hold:
                         self._pin(out, None, 1)
+                    for peer in share_with:
+                        self._pin(out, peer, 1)
                     return out
         return None
 

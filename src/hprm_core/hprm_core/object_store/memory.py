@@ -5,6 +5,7 @@ package docstring for the lifetime rule; a consumer's views are plain
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import mmap
 import pickle
@@ -65,6 +66,11 @@ def _span(obj: Any) -> tuple[int, int] | None:
         return None
     if not mv.contiguous or mv.nbytes == 0:
         return None
+    if not mv.readonly:  # the sender's case (a buffer of its own store): no numpy array
+        try:  # made for it, 20 us less when run cold
+            return ctypes.addressof(ctypes.c_char.from_buffer(mv)), mv.nbytes
+        except (TypeError, ValueError, BufferError):
+            pass  # a layout ctypes refuses: numpy's way below
     arr = np.frombuffer(mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv, np.uint8)
     return arr.__array_interface__["data"][0], arr.nbytes
 

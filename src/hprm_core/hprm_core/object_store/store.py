@@ -17,7 +17,7 @@ import secrets
 import threading
 import time
 import weakref
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -389,12 +389,16 @@ class Store:
 
     # ---- references and holds
 
-    def ref_of(self, obj: Any, *, hold: bool = False) -> Ref | None:
+    def ref_of(
+        self, obj: Any, *, hold: bool = False, share_with: Sequence[Hashable] = ()
+    ) -> Ref | None:
         """The reference of ``obj``'s memory when it lies inside one live block
         of this store (e.g. an array from :meth:`alloc_array`, or a slice of
         one), else None. Copies nothing. With ``hold=True`` the reference
         carries one hold of the caller's own, as :meth:`put`'s does; without,
-        it is valid as long as ``obj`` is alive."""
+        it is valid as long as ``obj`` is alive. ``share_with``: peers it goes
+        to now, one copy each, recorded as :meth:`share` would (a sender about
+        to send ``obj`` needs no hold of its own in between: one lock, not three)."""
         if not self._pins:  # nothing was made in place: the data plane's usual case
             return None
         span = _span(obj)
@@ -407,8 +411,11 @@ class Store:
                     b = arena.block_at(addr - arena.base, n)
                     if b is None:
                         return None
+                    holds = b.holds
                     if hold:
-                        b.holds[None] = b.holds.get(None, 0) + 1
+                        holds[None] = holds.get(None, 0) + 1
+                    for peer in share_with:
+                        holds[peer] = holds.get(peer, 0) + 1
                     return b.ref(addr - arena.base, n)
         return None
 
