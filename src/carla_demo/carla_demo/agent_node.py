@@ -6,6 +6,7 @@ with an error-level log line saying so), ``seed``.
 
 import warnings
 
+import numpy as np
 from rclpy.node import Node
 from sensor_msgs.msg import Image, JointState
 
@@ -43,7 +44,7 @@ class Agent(Node):
             masks = self.shm.read(birdview.header.frame_id, BIRDVIEW_SHAPE)
         else:
             masks = messages.image_array(birdview, 1).reshape(BIRDVIEW_SHAPE)
-        values = messages.values(measurements, MEASUREMENT_NAMES)
+        values = np.array(messages.values(measurements, MEASUREMENT_NAMES))
         stamp = messages.stamp_ns(birdview)
         with self.timing.measure(stamp):
             action = self.policy(masks, values)

@@ -31,7 +31,7 @@ class Fusion(Node):
         self.timing = Timing("fusion")
 
     def combine(self, action, detections):
-        policy_action = tuple(messages.values(action, messages.CONTROL_NAMES).tolist())
+        policy_action = tuple(messages.values(action, messages.CONTROL_NAMES))
         found = messages.detections(detections)
         stamp = messages.stamp_ns(action)
         with self.timing.measure(stamp):

@@ -94,7 +94,7 @@ class Sim(Node):
         if self.obs is None or messages.stamp_ns(msg) != self.obs.sim_time_ns:
             return  # the control of an earlier copy of frame 0
         self.resend_timer.cancel()
-        throttle, steer, brake = messages.values(msg, messages.CONTROL_NAMES).tolist()
+        throttle, steer, brake = messages.values(msg, messages.CONTROL_NAMES)
         self.rows.append(
             {
                 "frame": self.obs.frame,

@@ -79,3 +79,27 @@ def test_rclpy_messages_take_the_rendered_frame_without_a_copy():
     found = _check("rclpy")
     assert found["type"].startswith("sensor_msgs.msg._image")  # rosidl's generated class
     _assert_adopted_only_whole_frames(found)
+
+
+def test_values_come_in_the_order_asked_as_python_floats():
+    """A JointState may name its values in any order; a name it lacks is an error naming it."""
+    code = textwrap.dedent(
+        """
+        from hprm_bridge import messages as hprm_messages
+        hprm_messages.install()
+        from carla_demo import messages
+        msg = messages.values_msg(("steer", "brake", "throttle"), (0.25, 1.0, 0.5), 7)
+        got = messages.values(msg, messages.CONTROL_NAMES)
+        print(got, [type(v).__name__ for v in got])
+        try:
+            messages.values(msg, ("throttle", "gear"))
+        except ValueError as exc:
+            print("refused:", exc)
+        """
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "[0.5, 0.25, 1.0] ['float', 'float', 'float']",
+        "refused: ['steer', 'brake', 'throttle'] lacks 'gear'",
+    ]
