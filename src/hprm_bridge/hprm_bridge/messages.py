@@ -231,15 +231,20 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     field_types = {f: _type_string(desc) for f, desc in fields}
     sequences = {f for f, desc in fields if int(desc[0]) == _SEQUENCE}
 
-    # Defaults worked out once per class: immutable ones copied in as they are,
-    # the rest (arrays, lists, sub-messages) made fresh for every message.
+    # Defaults worked out once per class: immutable ones copied in as they are (an empty
+    # numeric sequence too: read-only, it cannot change in place, and assigning replaces
+    # it), the rest (fixed-size arrays, lists, sub-messages) made fresh for every message.
     template = reg.new(ros_type)
     static: dict[str, Any] = {}
     fresh: list[tuple[str, Any]] = []
+    nested: list[tuple[str, str]] = []  # sub-messages: their classes looked up once, at the first
     for f, desc in fields:
         value, kind = getattr(template, f), int(desc[0])
         if kind == _NAME:
-            fresh.append((f, functools.partial(_new_message, desc[1], reg)))
+            nested.append((f, desc[1]))
+        elif isinstance(value, np.ndarray) and value.size == 0:
+            value.flags.writeable = False
+            static[f] = value
         elif isinstance(value, np.ndarray):
             fresh.append((f, value.copy))
         elif isinstance(value, list) and kind == _ARRAY and int(desc[1][0][0]) == _NAME:
@@ -249,16 +254,21 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         else:
             static[f] = value
 
+    makers: list[tuple[str, Any]] | None = None  # fresh, with the sub-messages' classes
+
     def __init__(self: Any, **kwargs: Any) -> None:
+        nonlocal makers
         if kwargs:
             unknown = [k for k in kwargs if k not in field_types]
             if unknown:  # what rclpy's generated classes raise
                 raise AssertionError(
                     f"Invalid arguments passed to constructor: {', '.join(sorted(unknown))}"
                 )
+        if makers is None:  # the first message: the nested classes exist by now
+            makers = [(f, message_class(t, reg)) for f, t in nested] + fresh
         d = self.__dict__
         d.update(static)
-        for f, make in fresh:
+        for f, make in makers:
             if f not in kwargs:
                 d[f] = make()
         for f, v in kwargs.items():
@@ -332,10 +342,6 @@ def adopt(msg: Any) -> Any:
                 for item in value:
                     adopt(item)
     return msg
-
-
-def _new_message(ros_type: str, reg: TypeRegistry) -> Any:
-    return message_class(ros_type, reg)()
 
 
 def _new_messages(ros_type: str, reg: TypeRegistry, n: int) -> list[Any]:

@@ -41,6 +41,16 @@ def test_default_and_keyword_construction_with_nested_messages_of_the_same_kind(
     img.header.frame_id = "camera"
     assert img.data[-1] == 11 and img.header.frame_id == "camera"
     assert Image.__module__ == "sensor_msgs.msg" and Image.__qualname__ == "Image"
+    # each message its own sub-messages and fixed-size arrays; an empty sequence is one
+    # read-only array for all (nothing to change in place; assigning replaces it)
+    a, b = Image(), Image()
+    a.header.stamp.sec = 5
+    assert b.header.stamp.sec == 0 and a.header is not b.header
+    assert not b.data.flags.writeable and b.data.size == 0
+    Imu = messages.message_class("sensor_msgs/msg/Imu")
+    x, y = Imu(), Imu()
+    x.orientation_covariance[0] = -1.0  # rclpy's way of saying "no orientation"
+    assert y.orientation_covariance[0] == 0.0
 
 
 def test_an_unknown_field_is_refused_as_rclpy_does():
