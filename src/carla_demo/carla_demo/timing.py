@@ -22,8 +22,6 @@ import mmap
 import os
 import struct
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 ENV = "CARLA_DEMO_TIMING"
 _ROW = struct.Struct("<qqq")  # frame stamp, compute start, compute end (CLOCK_MONOTONIC ns)
@@ -36,6 +34,7 @@ class Timing:
         self._fd = -1
         self._map: mmap.mmap | None = None
         self._rows = 0
+        self._stamp = self._start = 0
         if directory:
             self._fd = os.open(os.path.join(directory, f"{node}.spans"),
                                os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)  # fmt: skip
@@ -47,19 +46,25 @@ class Timing:
             self._map.close()
         self._map = mmap.mmap(self._fd, rows * _ROW.size)
 
-    @contextmanager
-    def measure(self, stamp_ns: int) -> Iterator[None]:
-        start = time.monotonic_ns()
-        try:
-            yield
-        finally:
-            if self._map is not None:
-                end = time.monotonic_ns()
-                offset = self._rows * _ROW.size
-                if offset == len(self._map):
-                    self._grow(2 * self._rows)
-                _ROW.pack_into(self._map, offset, stamp_ns, start, end)
-                self._rows += 1
+    def measure(self, stamp_ns: int) -> Timing:
+        """``with timing.measure(stamp):`` around a frame's compute. The instance is its
+        own context manager (one span at a time, as a node computes one frame at a time):
+        no generator or helper object is made, since what the timing itself costs before
+        and after the span falls into the frame's transport."""
+        self._stamp = stamp_ns
+        return self
+
+    def __enter__(self) -> None:
+        self._start = time.monotonic_ns()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._map is not None:
+            end = time.monotonic_ns()
+            offset = self._rows * _ROW.size
+            if offset == len(self._map):
+                self._grow(2 * self._rows)
+            _ROW.pack_into(self._map, offset, self._stamp, self._start, end)
+            self._rows += 1
 
 
 def read(directory: str) -> dict[str, dict[int, tuple[int, int]]]:
