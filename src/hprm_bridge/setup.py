@@ -61,6 +61,8 @@ setup(
             "replay = hprm_bridge.bench.replay:main",
         ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
+        # copyreg codes a receiving federate must know (hprm_bridge.pickle_extension)
+        "hprm.pickle_extensions": ["ros-messages = hprm_bridge.pickle_extension"],
         # <hprm_federation>/<hprm_node> in XML and YAML launch files (read by
         # ROS 2's launch only: hprm_bridge.launch imports launch and launch_ros)
         "launch.frontend.launch_extension": ["hprm_bridge = hprm_bridge.launch"],

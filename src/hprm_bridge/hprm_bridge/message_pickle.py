@@ -39,6 +39,8 @@ from typing import Any
 import numpy as np
 from rosbags.interfaces import Nodetype
 
+from hprm_bridge import pickle_extension  # noqa: F401  (_rebuild_flat's code: it says why)
+
 _PACKED_BYTES = 1024  # numeric arrays up to this size are pickled as bytes
 _LISTS = (Nodetype.ARRAY, Nodetype.SEQUENCE)
 

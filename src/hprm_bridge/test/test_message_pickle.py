@@ -4,11 +4,12 @@ fit its class's layout. Real pickle, every message type the registry knows."""
 
 import copy
 import pickle
+import pickletools
 
 import numpy as np
 import pytest
 
-from hprm_bridge import message_pickle, messages
+from hprm_bridge import message_pickle, messages, pickle_extension
 from hprm_bridge.wire import default_registry
 
 # Humble's built-in types: the same list with or without a ROS 2 sourced
@@ -50,12 +51,19 @@ def test_every_message_type_comes_back_equal_and_of_its_classes(ros_type):
         assert copy.deepcopy(msg) == msg
 
 
+def _rebuilds(data: bytes) -> int:
+    """How many rebuild calls a pickle makes (the function travels as its extension code)."""
+    ops = [(op.name, arg) for op, arg, _ in pickletools.genops(data)]
+    assert not any("GLOBAL" in name for name, _ in ops)  # no name looked up on arrival
+    return ops.count(("EXT2", pickle_extension.REBUILD_FLAT))
+
+
 def test_a_message_is_one_rebuild_call_whatever_its_depth():
     JointState = messages.message_class("sensor_msgs/msg/JointState")
     msg = JointState(name=["throttle"], position=[0.5])
     msg.header.stamp.sec, msg.header.frame_id = 7, "base"
     data = pickle.dumps(msg, protocol=5)
-    assert data.count(b"_rebuild") == 1  # Header and Time inline, not rebuilt each
+    assert _rebuilds(data) == 1  # Header and Time inline, not rebuilt each
     back = pickle.loads(data)
     assert back == msg and type(back.header.stamp).__name__ == "Time"
     # a list of messages: each element flat inside its parent's rebuild
@@ -64,7 +72,7 @@ def test_a_message_is_one_rebuild_call_whatever_its_depth():
     cloud = PointCloud2(fields=[PointField(name=n, offset=4 * i, datatype=7, count=1)
                                 for i, n in enumerate("xyz")])  # fmt: skip
     data = pickle.dumps(cloud, protocol=5)
-    assert data.count(b"_rebuild") == 1 and pickle.loads(data) == cloud
+    assert _rebuilds(data) == 1 and pickle.loads(data) == cloud
 
 
 def test_a_message_that_does_not_fit_its_layout_is_pickled_as_it_is():
@@ -130,3 +138,39 @@ def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays()
     assert back == joints and back.position.dtype == np.float64
     assert np.shares_memory(back.position, as_uint8)
     assert copy.deepcopy(imu) == imu and copy.deepcopy(big) == big
+
+
+def test_a_receiver_that_never_imported_the_message_classes_rebuilds_them():
+    """The rebuild function travels as a copyreg extension code (two bytes, no import per
+    message); a process that never imported hprm_bridge learns it from the entry point
+    as its data plane starts (serialization.load_pickle_extensions), and until then says
+    what is missing."""
+    import subprocess
+    import sys
+
+    from hprm_core.serialization import serialize
+
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    msg = JointState(name=["steer"], position=[0.25])
+    with serialize(msg) as s:
+        header = s.pack_header()
+    assert b"message_pickle" not in header and b"_rebuild_flat" not in header
+    code = (
+        "import sys\n"
+        "from hprm_core import serialization\n"
+        "header = bytes.fromhex(sys.argv[1])\n"
+        "try:\n"
+        "    serialization.deserialize(header)\n"
+        "except serialization.SerializationError as exc:\n"
+        "    print('before:', 'extension code' in str(exc), 'hprm_bridge' in sys.modules)\n"
+        "serialization.load_pickle_extensions()\n"
+        "m = serialization.deserialize(header)\n"
+        "print('after:', type(m).__module__, type(m).__name__, list(m.name), m.position.tolist())\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code, header.hex()], capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == [
+        "before: True False",
+        "after: sensor_msgs.msg JointState ['steer'] [0.25]",
+    ]

@@ -42,6 +42,7 @@ from hprm_core.serialization import (
     PlainPickler,
     SerializationError,
     deserialize,
+    load_pickle_extensions,
     serialize,
 )
 from hprm_core.transport import Connection, Frame
@@ -95,6 +96,7 @@ class DataPlane:
         """Listen on the store channel (Unix only). A federate that ``sends``
         creates its store now: pre-faulting an arena takes a few hundred ms,
         which must not land in its first reaction."""
+        load_pickle_extensions()  # the codes of what peers may send us (serialization)
         if self.directory is None:
             return
         if sends:

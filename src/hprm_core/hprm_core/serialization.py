@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import functools
 import io
+import logging
 import pickle
 import struct
 import sys
@@ -88,6 +89,7 @@ __all__ = [
     "SerializationError",
     "Serialized",
     "deserialize",
+    "load_pickle_extensions",
     "make_resolver",
     "parse_header",
     "serialize",
@@ -451,6 +453,30 @@ def serialize(
 
 # --------------------------------------------------------------------------- deserialize
 
+PICKLE_EXTENSIONS = "hprm.pickle_extensions"  # the entry point group
+_extensions_loaded = False
+
+
+def load_pickle_extensions() -> None:
+    """Import what installed packages declare under the ``hprm.pickle_extensions``
+    entry point group: modules that register, with ``copyreg``, the extension codes
+    their classes pickle with (pickle's short form for a global). A receiver must know
+    a code before a payload using it arrives, whether or not it imported the sender's
+    package; the data plane calls this once as a federate starts. Idempotent."""
+    global _extensions_loaded
+    if _extensions_loaded:
+        return
+    _extensions_loaded = True
+    from importlib import metadata
+
+    for ep in metadata.entry_points(group=PICKLE_EXTENSIONS):
+        try:
+            ep.load()
+        except Exception as exc:  # a broken plugin costs its own messages, not the rest
+            logging.getLogger("hprm.serialization").warning(
+                "pickle extension %s (%s) did not load: %s", ep.name, ep.value, exc
+            )
+
 
 def make_resolver(
     arenas: ArenaMap | None = None,
@@ -571,13 +597,21 @@ def deserialize(
     except pickle.UnpicklingError:
         pass  # persistent ids (serialize()'s large bytes), or corrupt: _Unpickler says which
     except Exception as e:
-        raise SerializationError(f"corrupt pickle payload: {type(e).__name__}: {e}") from e
+        raise _unpickling_error(e) from e
     try:
         return _Unpickler(io.BytesIO(payload), buffers=buffers).load()
     except SerializationError:
         raise
     except Exception as e:
-        raise SerializationError(f"corrupt pickle payload: {type(e).__name__}: {e}") from e
+        raise _unpickling_error(e) from e
+
+
+def _unpickling_error(e: Exception) -> SerializationError:
+    why = f"corrupt pickle payload: {type(e).__name__}: {e}"
+    if "extension code" in str(e):
+        why += (" (a class pickled with a copyreg extension code this process does not know: "
+                "is the sender's package installed here? see load_pickle_extensions)")  # fmt: skip
+    return SerializationError(why)
 
 
 class _Unpickler(pickle.Unpickler):
