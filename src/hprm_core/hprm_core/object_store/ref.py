@@ -81,6 +81,12 @@ class Ref(_RefFields):
         return tuple.__new__(cls, (arena_id, offset, length, generation,
                                    offset if block == -1 else block))  # fmt: skip
 
+    @staticmethod
+    def malformed(fields: tuple[int, ...]) -> bool:
+        """Whether unpacked (arena, offset, length, generation, block) cannot be a Ref:
+        generation 0 is never allocated, and a block starts at or before its offset."""
+        return fields[3] == 0 or fields[4] > fields[1]
+
     def pack(self) -> bytes:
         """The fixed 40-byte little-endian wire form."""
         return _REF.pack(*self)
@@ -92,7 +98,7 @@ class Ref(_RefFields):
         if len(buf) != _REF.size:
             raise ObjectStoreError(f"a packed Ref is {_REF.size} bytes, got {len(buf)}")
         fields = _REF.unpack(buf)
-        if fields[3] == 0 or fields[4] > fields[1]:
+        if cls.malformed(fields):
             a, off, _, gen, block = fields
             raise ObjectStoreError(
                 f"malformed Ref (arena {a:#x}, offset {off}, block {block}, generation {gen})"
