@@ -33,6 +33,7 @@ Python::
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -214,3 +215,41 @@ def late_handler(rule: Any) -> Callable[[str, Any, int, int], Any]:
     if not callable(handler):
         raise ValueError(f"lateness handler {rule!r} is not callable")
     return handler
+
+
+# -- the same settings from the command line (hprm-ros run, python -m hprm_bridge.gateway)
+
+
+def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
+    """``TOPIC=header_stamp[:OFFSET]`` (or ``TOPIC=arrival``)."""
+    from hprm_core.tag import duration
+
+    topic, eq, rest = text.partition("=")
+    policy, _, offset = rest.partition(":")
+    if not eq or not topic.startswith("/") or policy not in TAG_POLICIES:
+        raise argparse.ArgumentTypeError(
+            f"expected /TOPIC=header_stamp[:OFFSET] or /TOPIC=arrival, got {text!r}"
+        )
+    try:
+        return topic, (policy, duration(offset) if offset else 0)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
+
+
+def lateness_arg(text: str) -> str:
+    """``--lateness``: drop, clamp or module:function (checked: the handler imports)."""
+    try:
+        return check_lateness(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def with_flags(
+    config: BridgeConfig, policies: list[tuple[str, tuple[str, int]]], lateness: str | None
+) -> BridgeConfig:
+    """`config` with the command line's --tag-policy entries and --lateness on top."""
+    topics = dict(config.topics)
+    for topic, (policy, offset) in policies:
+        topics[topic] = replace(topics.get(topic, TopicRule()), tag_policy=policy,
+                                stamp_offset=offset)  # fmt: skip
+    return BridgeConfig(config.allow, config.deny, lateness or config.lateness, topics)

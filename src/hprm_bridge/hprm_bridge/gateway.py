@@ -46,7 +46,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -57,9 +57,11 @@ from hprm_bridge.bridge_config import (
     LATENESS,
     TAG_POLICIES,
     BridgeConfig,
-    TopicRule,
     check_lateness,
     late_handler,
+    lateness_arg,
+    tag_policy_arg,
+    with_flags,
 )
 from hprm_bridge.porting import ROS_NODE_LABEL
 from hprm_bridge.wire.errors import MalformedSampleError
@@ -69,7 +71,6 @@ from hprm_core import Input, Output, PhysicalAction, Reactor
 log = logging.getLogger("hprm.gateway")
 
 DIRECTIONS = ("in", "out")
-FEDERATE_NAME = "ros2_gateway"  # its name in a federation (hprm-ros run --bridge, launch)
 BACKEND_ENV = "HPRM_BRIDGE_BACKEND"  # the gateway's backend when --backend is not given
 
 
@@ -357,41 +358,6 @@ def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, Any]]:
         elif c.src_federate == me and c.dst_federate in behind:
             behind[c.dst_federate]["reads"].append(c.topic)
     return behind
-
-
-def tag_policy_arg(text: str) -> tuple[str, tuple[str, int]]:
-    """``TOPIC=header_stamp[:OFFSET]`` (or ``TOPIC=arrival``)."""
-    from hprm_core.tag import duration
-
-    topic, eq, rest = text.partition("=")
-    policy, _, offset = rest.partition(":")
-    if not eq or not topic.startswith("/") or policy not in TAG_POLICIES:
-        raise argparse.ArgumentTypeError(
-            f"expected /TOPIC=header_stamp[:OFFSET] or /TOPIC=arrival, got {text!r}"
-        )
-    try:
-        return topic, (policy, duration(offset) if offset else 0)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r}: {exc}") from None
-
-
-def lateness_arg(text: str) -> str:
-    """``--lateness``: drop, clamp or module:function (checked: the handler imports)."""
-    try:
-        return check_lateness(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def with_flags(
-    config: BridgeConfig, policies: list[tuple[str, tuple[str, int]]], lateness: str | None
-) -> BridgeConfig:
-    """`config` with the command line's --tag-policy entries and --lateness on top."""
-    topics = dict(config.topics)
-    for topic, (policy, offset) in policies:
-        topics[topic] = replace(topics.get(topic, TopicRule()), tag_policy=policy,
-                                stamp_offset=offset)  # fmt: skip
-    return BridgeConfig(config.allow, config.deny, lateness or config.lateness, topics)
 
 
 def main(argv: list[str] | None = None) -> int:

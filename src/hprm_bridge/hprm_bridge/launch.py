@@ -67,7 +67,7 @@ from launch.frontend import Entity, Parser, expose_action
 from launch.substitutions import LaunchConfiguration
 
 from hprm_bridge.bridge_config import BridgeConfig
-from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
+from hprm_bridge.porting import GATEWAY_NAME as GATEWAY
 from hprm_bridge.porting import check_federation, rti_options
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.launcher import rti_command

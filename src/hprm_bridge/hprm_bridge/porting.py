@@ -32,6 +32,9 @@ from hprm_bridge import messages
 
 _SETTINGS: dict[str, Any] = {}
 ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
+# The gateway federate's name (hprm_bridge.gateway): here, so that what starts it need not
+# import the gateway and DDS with it.
+GATEWAY_NAME = "ros2_gateway"
 
 
 class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):

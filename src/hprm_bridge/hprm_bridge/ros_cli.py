@@ -26,8 +26,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.gateway import FEDERATE_NAME as GATEWAY
-from hprm_bridge.gateway import lateness_arg, tag_policy_arg
+from hprm_bridge.bridge_config import lateness_arg, tag_policy_arg
+from hprm_bridge.porting import GATEWAY_NAME as GATEWAY
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.cli import after_arg, duration_arg
 

@@ -1,5 +1,7 @@
 """Message types: Humble store, .msg discovery (AMENT_PREFIX_PATH and paths), errors, codec."""
 
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -29,6 +31,29 @@ def test_every_humble_type_loads_and_roundtrips():
         assert bytes(raw) == bytes(pad4(store.serialize_cdr(msg, name)))
         types.decode(raw, name)
         types.idl_struct(name)  # a DDS declaration exists for each
+
+
+def test_message_types_load_without_dds_and_every_public_name_still_resolves():
+    """A ported node (and what launches it) uses message types, never DDS: importing
+    cyclonedds cost each such process a quarter of a second. The package's public
+    names load on first use."""
+    probe = (
+        "import sys, hprm_bridge.porting, hprm_bridge.rclpy, hprm_bridge.ros_cli\n"
+        "from hprm_bridge.wire import TypeRegistry\n"
+        "TypeRegistry(use_ament_prefix_path=False).new('sensor_msgs/msg/Image')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'cyclonedds'))\n"
+        "import hprm_bridge.wire as wire\n"
+        "assert all(getattr(wire, n) is not None for n in wire.__all__)\n"
+        "print('cyclonedds' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines() == ["[]", "True"]  # Node, QoSProfile...: DDS once used
+    import hprm_bridge.wire as wire
+
+    assert set(wire.__all__) <= set(dir(wire))
+    with pytest.raises(AttributeError, match="has no attribute 'Nodes'"):
+        wire.Nodes  # noqa: B018  (a typo fails as on any module)
 
 
 def test_ament_prefix_path_discovery(tmp_path, monkeypatch):

@@ -25,15 +25,17 @@ import os
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
 from . import cdr
 from .errors import MsgParseError, UnknownTypeError
-from .idl import IdlCache
 from .naming import InvalidNameError, normalize_type_name
+
+if TYPE_CHECKING:
+    from .idl import IdlCache
 
 _NUMPY: dict[str, Any] = {
     "bool": np.bool_,
@@ -113,7 +115,7 @@ class TypeRegistry:
         if use_ament_prefix_path:
             search += ament_msg_paths()
         self._files = _index_msg_files(search)
-        self._idl = IdlCache(self.store)
+        self._idl: IdlCache | None = None  # DDS declarations: made on first use (idl_struct)
         self._lock = threading.RLock()
         self._resolved: dict[str, str] = {}  # name as asked -> canonical (resolve)
 
@@ -271,6 +273,12 @@ class TypeRegistry:
         """The cyclonedds ``IdlStruct`` declaring ``ros_type`` as ``pkg::msg::dds_::Type_``."""
         name = self.resolve(ros_type)
         with self._lock:
+            if self._idl is None:
+                # Imported here: cyclonedds takes a quarter of a second to import, and a
+                # ported node needs message types, never their DDS declarations.
+                from .idl import IdlCache
+
+                self._idl = IdlCache(self.store)
             return self._idl.struct(name)
 
 
