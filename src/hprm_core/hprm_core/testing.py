@@ -1,10 +1,17 @@
 """Helpers for tests of HPRM programs (and of HPRM itself).
 
-``leaked_shm`` answers "did this leave anything in /dev/shm?" on a shared
-machine where other programs (benchmarks using ``multiprocessing.shared_memory``)
-create short-lived entries: only entries that persist count.
+:class:`FederationRun` launches a federated program as ``hprm run`` would and keeps what
+its processes print, so a test can wait for a line while it runs, read everything once it
+ended, and check that it left nothing behind. ``leaked_shm`` answers "did this leave
+anything in /dev/shm?" on a shared machine where other programs (benchmarks using
+``multiprocessing.shared_memory``) create short-lived entries: only entries that persist
+count.
 
 Example::
+
+    r = run_federation("pipeline.py", timeout="1 s")
+    assert r.code == 0 and "sink: 10 values" in r.text
+    r.assert_clean()
 
     before = set(os.listdir("/dev/shm"))
     run_my_federation()
@@ -14,7 +21,67 @@ Example::
 from __future__ import annotations
 
 import os
+import re
+import threading
 import time
+from pathlib import Path
+from typing import Any
+
+from hprm_core.launcher import Launch
+
+__all__ = ["FederationRun", "leaked_shm", "run_federation"]
+
+
+class FederationRun:
+    """A launched federation whose output lines are collected (``Launch``'s arguments).
+
+    ``code`` is its exit status once :meth:`wait` returned.
+    """
+
+    def __init__(self, program: str | Path, **kwargs: Any) -> None:
+        self.lines: list[str] = []
+        self.code: int | None = None
+        self._lock = threading.Lock()
+        self.launch = Launch(program, output=self._out, **kwargs)
+
+    def _out(self, line: str) -> None:
+        with self._lock:  # one pump thread per process prints here
+            self.lines.append(line)
+
+    def wait(self) -> FederationRun:
+        """Until every process exited (``code``: the federation's status)."""
+        self.code = self.launch.wait()
+        return self
+
+    @property
+    def text(self) -> str:
+        """All lines printed so far, each prefixed with its process's name."""
+        with self._lock:
+            return "\n".join(self.lines)
+
+    def wait_for(self, pattern: str, timeout: float = 30) -> None:
+        """Until a line matches the regular expression ``pattern``; on a timeout the
+        federation is stopped (nothing left running) and the error shows its output."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.text):
+                return
+            time.sleep(0.02)
+        self.launch.terminate()
+        raise AssertionError(f"{pattern!r} never appeared in:\n{self.text}")
+
+    def assert_clean(self) -> None:
+        """Nothing of the run is left: no process, no private socket directory, and (the
+        arenas being memfds) never an HPRM name in /dev/shm."""
+        for proc in self.launch.procs.values():
+            assert proc.poll() is not None, "a federation process is still running"
+        assert not os.path.exists(self.launch.dir), "the private socket directory was not removed"
+        assert not [n for n in os.listdir("/dev/shm") if "hprm" in n]
+
+
+def run_federation(program: str | Path, **kwargs: Any) -> FederationRun:
+    """Launch ``program`` (``Launch``'s keyword arguments) and wait for its end."""
+    return FederationRun(program, **kwargs).wait()
 
 
 def leaked_shm(before: set[str], grace: float = 3.0) -> set[str]:

@@ -1,4 +1,6 @@
-"""Federated execution with real processes, real sockets and a real RTI."""
+"""Federated execution with real processes, real sockets and a real RTI: what the
+coordinations guarantee, and what happens to failing reactions, dying or stopped processes
+and hostile input under ``hprm run`` (hprm_core.testing.FederationRun)."""
 
 import os
 import re
@@ -14,6 +16,7 @@ import pytest
 
 from hprm_core import AssemblyError, transport
 from hprm_core.launcher import Launch
+from hprm_core.testing import FederationRun, run_federation
 from hprm_core.trace import deterministic_view
 
 HERE = Path(__file__).resolve().parent
@@ -21,41 +24,6 @@ PROGRAMS = HERE / "programs"
 EXAMPLES = HERE.parent / "examples"
 
 pytestmark = pytest.mark.timeout(600)
-
-
-class Run:
-    """A launched federation whose output lines are collected."""
-
-    def __init__(self, program, **kwargs):
-        self.lines = []
-        self._lock = threading.Lock()
-        self.launch = Launch(program, output=self._out, **kwargs)
-
-    def _out(self, line):
-        with self._lock:
-            self.lines.append(line)
-
-    def wait(self):
-        self.code = self.launch.wait()
-        return self
-
-    @property
-    def text(self):
-        with self._lock:
-            return "\n".join(self.lines)
-
-    def wait_for(self, pattern, timeout=30):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if re.search(pattern, self.text):
-                return
-            time.sleep(0.02)
-        self.launch.terminate()  # leave no process or directory behind
-        raise AssertionError(f"{pattern!r} never appeared in:\n{self.text}")
-
-
-def run(program, **kwargs):
-    return Run(program, **kwargs).wait()
 
 
 def _sink_counts(text):
@@ -68,24 +36,16 @@ def _sink_counts(text):
     return dict(zip(keys, map(int, m.groups()), strict=True))
 
 
-def _assert_no_leftovers(r):
-    for proc in r.launch.procs.values():
-        assert proc.poll() is not None, "a federation process is still running"
-    assert not os.path.exists(r.launch.dir), "the private socket directory was not removed"
-    # Arenas are memfds: never a name in /dev/shm, whatever happened.
-    assert not [n for n in os.listdir("/dev/shm") if "hprm" in n]
-
-
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_three_node_pipeline_example_in_both_modes(monkeypatch, coordination):
     monkeypatch.setenv("HPRM_COORDINATION", coordination)
-    r = run(EXAMPLES / "federated_pipeline.py")
+    r = run_federation(EXAMPLES / "federated_pipeline.py")
     assert r.code == 0, r.text
     applied = re.findall(r"\[actuator\] t=\s*([\d.]+) ms  seq\s+(\d+)", r.text)
     assert [(float(t), int(s)) for t, s in applied] == [(5.0 + 50 * k, k + 1) for k in range(10)]
     assert "actuator: 10 commands applied, 0 late" in r.text
     assert f"({coordination})" in r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.slow
@@ -100,7 +60,7 @@ def test_centralized_ordering_under_cpu_stress_100k_messages_identical_traces(
         total = 0
         for i in range(10):
             trace = tmp_path / f"run{i}.jsonl"
-            r = run(PROGRAMS / "ordering.py", fast=True, trace=str(trace))
+            r = run_federation(PROGRAMS / "ordering.py", fast=True, trace=str(trace))
             assert r.code == 0, r.text
             counts = _sink_counts(r.text)
             assert counts == {
@@ -129,7 +89,7 @@ def _decentralized(monkeypatch, sink_stp, relay_delay="0"):
     monkeypatch.setenv("ORDER_STP", sink_stp)
     monkeypatch.setenv("ORDER_RELAY_STP", "60 ms")
     monkeypatch.setenv("ORDER_RELAY_DELAY_S", relay_delay)
-    r = run(PROGRAMS / "ordering.py")
+    r = run_federation(PROGRAMS / "ordering.py")
     assert r.code == 0, r.text
     return _sink_counts(r.text)
 
@@ -163,7 +123,7 @@ def test_decentralized_with_too_small_stp_sends_every_late_message_to_the_handle
 def test_cycle_across_federates_zero_delay_and_after(monkeypatch, after):
     if after:
         monkeypatch.setenv("CYCLE_AFTER", after)
-    r = run(PROGRAMS / "cycle.py")
+    r = run_federation(PROGRAMS / "cycle.py")
     assert r.code == 0, r.text
     shift = 1_000_000 if after else 0
     expected = [(shift + t, 0, v) for t, v in ((0, 10), (10e6, 20), (30e6, 40), (40e6, 50))]
@@ -177,7 +137,7 @@ def test_cycle_across_federates_zero_delay_and_after(monkeypatch, after):
 def test_bank_of_federates_broadcast_gather_and_stop_from_a_worker(monkeypatch, coordination):
     monkeypatch.setenv("BANK_COORDINATION", coordination)
     monkeypatch.setenv("BANK_STOPPER", "1")
-    r = run(PROGRAMS / "bank_fed.py")
+    r = run_federation(PROGRAMS / "bank_fed.py")
     assert r.code == 0, r.text
     m = re.search(r"SINK (\[.*\]) STOP (\(.*\))", r.text)
     assert m, r.text
@@ -194,7 +154,7 @@ def test_bank_of_federates_broadcast_gather_and_stop_from_a_worker(monkeypatch, 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_reaction_failing_at_every_tag_stops_the_federation_once(monkeypatch, coordination):
     monkeypatch.setenv("FAILING_COORDINATION", coordination)
-    r = Run(PROGRAMS / "failing.py")
+    r = FederationRun(PROGRAMS / "failing.py")
     # Before the fix, the second failure asked for a second stop, which the
     # RTI (one stop per federation) never granted: the receiver hung.
     waiter = threading.Thread(target=r.wait)
@@ -212,7 +172,7 @@ def test_a_reaction_failing_at_every_tag_stops_the_federation_once(monkeypatch, 
         r.text,
     ), r.text
     assert r.text.count("stop granted") == 1, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
@@ -224,7 +184,7 @@ def test_a_slow_upstream_federate_does_not_hold_back_a_fast_one(monkeypatch, coo
     # that period, 5x the worst lag seen with two CPU hogs beside the suite
     # (207 ms, when the slow period and the bound were 500 and 100 ms).
     monkeypatch.setenv("SLOW_COORDINATION", coordination)
-    r = run(PROGRAMS / "slow_upstream.py")
+    r = run_federation(PROGRAMS / "slow_upstream.py")
     assert r.code == 0, r.text
     m = re.search(r"FAST tags=(\d+) received=(\d+) max_lag_ms=([\d.]+)", r.text)
     assert m, r.text
@@ -239,12 +199,12 @@ def test_federates_finish_when_their_upstream_runs_out_of_work(monkeypatch, coor
     timers, and mid and sink, which can no longer receive anything, finish too
     (centralized, they waited forever for a grant the RTI never sent)."""
     monkeypatch.setenv("FIN_COORDINATION", coordination)
-    r = Run(PROGRAMS / "finite.py")
+    r = FederationRun(PROGRAMS / "finite.py")
     r.wait_for(r"SINK got=", timeout=20)
     r.wait()
     assert r.code == 0, r.text
     assert "SINK got=[0, 10, 20]" in r.text, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
@@ -254,7 +214,7 @@ def test_busy_poll_by_federate_name_spins_only_that_federate(monkeypatch, coordi
     in order through the spinning receiver's epoll path."""
     monkeypatch.setenv("BUSY_COORDINATION", coordination)
     monkeypatch.setenv("BUSY_POLL", '{"receiver": "forever"}')
-    r = run(PROGRAMS / "busy.py")
+    r = run_federation(PROGRAMS / "busy.py")
     assert r.code == 0, r.text
     assert f"RECEIVER got={list(range(30))}" in r.text, r.text
     share = {m[0]: float(m[1]) for m in re.findall(r"USAGE (\w+) cpu/wall=([\d.]+)", r.text)}
@@ -263,7 +223,7 @@ def test_busy_poll_by_federate_name_spins_only_that_federate(monkeypatch, coordi
     # but a sleeping sender's share only shrinks with it.
     assert share["receiver"] > 4 * max(share["sender"], 0.02), r.text
     assert share["sender"] < 0.25, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_a_per_federate_option_naming_no_federate_is_refused_before_anything_starts(
@@ -279,7 +239,7 @@ def _quiet_cycle(monkeypatch, timeout=30, **settings):
     federates have reported (a detection that never comes fails here)."""
     for name, value in settings.items():
         monkeypatch.setenv(name, value)
-    r = Run(PROGRAMS / "quiet_cycle.py")
+    r = FederationRun(PROGRAMS / "quiet_cycle.py")
     r.wait_for(r"(?s)(PING got|PONG done).*(PING got|PONG done)", timeout=timeout)
     r.wait()
     assert r.code == 0, r.text
@@ -295,7 +255,7 @@ def test_a_cycle_of_federates_that_goes_quiet_finishes_by_itself(monkeypatch, co
     assert "PING got=[10, 20, 30]" in r.text, r.text
     if coordination == "decentralized":
         assert "federation quiescent" in r.text, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_a_quiet_cycle_finishes_when_one_of_its_upstreams_finished_long_before(monkeypatch):
@@ -305,7 +265,7 @@ def test_a_quiet_cycle_finishes_when_one_of_its_upstreams_finished_long_before(m
     r = _quiet_cycle(monkeypatch, QC_COORDINATION="decentralized", QC_FEED="1")
     assert "PING got=[10, 20, 30]" in r.text and "PONG done extras=['fed']" in r.text, r.text
     assert "federation quiescent" in r.text, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_quiescence_is_not_declared_while_a_message_is_in_flight(monkeypatch):
@@ -316,7 +276,7 @@ def test_quiescence_is_not_declared_while_a_message_is_in_flight(monkeypatch):
     r = _quiet_cycle(monkeypatch, timeout=60, QC_COORDINATION="decentralized", QC_BOUNCES="200")
     assert f"PING got={list(range(199, 0, -2))}" in r.text, r.text
     assert r.text.count("federation quiescent") == 1, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
@@ -324,7 +284,7 @@ def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
     # With a backlog of payloads in the sink's socket, the sink's timer tag k
     # (2.4 + 5 k ms) must still see exactly 13 + 25 k messages. Fails when the
     # RTI ignores the notices (checked by breaking that on purpose).
-    r = run(PROGRAMS / "grant_race.py")
+    r = run_federation(PROGRAMS / "grant_race.py")
     assert r.code == 0, r.text
     m = re.search(r"SINK seen=(\[.*\]) tardy=(\d+)", r.text)
     assert m, r.text
@@ -335,7 +295,7 @@ def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
 def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkeypatch):
     monkeypatch.setenv("ORDER_COUNT", "100000000")
     monkeypatch.setenv("ORDER_PERIOD", "5 ms")
-    r = Run(PROGRAMS / "ordering.py")
+    r = FederationRun(PROGRAMS / "ordering.py")
     r.wait_for(r"federation started")
     time.sleep(0.3)
     victim = r.launch.procs["relay"]
@@ -345,7 +305,7 @@ def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkey
     assert "federate relay (id 2) failed" in r.text
     for name in ("a", "b", "sink"):
         assert re.search(rf"\[{name}\] .*federate {name} stopped: federate relay", r.text), r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
@@ -354,7 +314,7 @@ def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coo
     monkeypatch.setenv("ORDER_COUNT", "100000000")
     monkeypatch.setenv("ORDER_PERIOD", "5 ms")
     monkeypatch.setenv("ORDER_STP", "20 ms")
-    r = Run(PROGRAMS / "ordering.py")
+    r = FederationRun(PROGRAMS / "ordering.py")
     r.wait_for(r"federation started")
     time.sleep(0.3)
     os.kill(r.launch.procs["rti"].pid, signal.SIGKILL)
@@ -362,7 +322,7 @@ def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coo
     assert r.code != 0
     for name in ("a", "b", "relay", "sink"):
         assert re.search(rf"\[{name}\] .*federate {name} stopped: lost the RTI", r.text), r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
@@ -459,7 +419,7 @@ def test_launcher_killed_with_sigkill_leaves_no_process_and_no_directory():
 def test_garbage_frames_and_wrong_secrets_are_refused_and_the_federation_runs_on(monkeypatch):
     monkeypatch.setenv("ORDER_COUNT", "60")
     monkeypatch.setenv("ORDER_PERIOD", "10 ms")
-    r = Run(PROGRAMS / "ordering.py")
+    r = FederationRun(PROGRAMS / "ordering.py")
     r.wait_for(r"federation started")
     path = os.path.join(r.launch.dir, "rti.sock")
 
@@ -492,223 +452,6 @@ def test_garbage_frames_and_wrong_secrets_are_refused_and_the_federation_runs_on
     assert _sink_counts(r.text)["received"] == 120
 
 
-def _federate_cmd(program, name, address, federation, *extra):
-    """``hprm federate`` as a launch system would run it."""
-    cli = [sys.executable, "-m", "hprm_core.cli"]
-    return [
-        *cli,
-        "federate",
-        str(program),
-        name,
-        "--rti",
-        address,
-        "--federation",
-        federation,
-        *extra,
-    ]
-
-
-def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
-    """``hprm rti`` on TCP and ``hprm federate`` for each of ``names``, placed
-    by hand as a launch system (or other hosts) would; every process must
-    exit 0. Returns each federate's output, by name. Nothing is left running."""
-    env = dict(os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1", **env)
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
-         "--federates", str(len(names)), "--federation", federation],
-        **popen,
-    )  # fmt: skip
-    feds = []
-    try:
-        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-        assert address.startswith("tcp:127.0.0.1:")
-        feds = [
-            subprocess.Popen(_federate_cmd(program, n, address, federation), **popen) for n in names
-        ]
-        outs = dict(zip(names, (f.communicate(timeout=timeout)[0] for f in feds), strict=True))
-        assert [f.returncode for f in feds] == [0] * len(names), outs
-        assert rti.wait(timeout=30) == 0
-    finally:
-        for p in [rti, *feds]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    return outs
-
-
-def test_federates_started_by_hand_over_tcp_share_the_rtis_clock():
-    """`hprm rti` and `hprm federate` placed by hand, as a launch system would.
-    On the RTI's host they take no clock offset (a measured one would be noise)."""
-    outs = _run_by_hand_over_tcp(
-        EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "f1"
-    )
-    for name, out in outs.items():
-        assert f"{name}: on the RTI's host (127.0.0.1), no clock offset" in out, out
-        assert "clock offset to the RTI" not in out, out
-    assert "actuator: 10 commands applied" in outs["actuator"]
-
-
-def test_federates_started_before_their_rti_wait_for_it(tmp_path):
-    """Launch systems start processes in any order: federates that come up
-    first wait for the RTI (and say so) instead of failing."""
-    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
-    address = f"unix:{tmp_path}/rti.sock"
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    names = ("sensor", "processor", "actuator")
-    feds = [
-        subprocess.Popen(
-            _federate_cmd(EXAMPLES / "federated_pipeline.py", n, address, "f2"), **popen
-        )
-        for n in names
-    ]
-    rti = None
-    heads = ["" for _ in feds]
-    try:
-        for i, f in enumerate(feds):  # each is up and retrying before the RTI exists
-            for line in f.stdout:
-                heads[i] += line
-                if "waiting for the RTI" in line:
-                    break
-        assert all(f.poll() is None for f in feds), heads
-        rti = subprocess.Popen(
-            [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-             "--federates", "3", "--federation", "f2"],
-            **popen,
-        )  # fmt: skip
-        outs = [h + f.communicate(timeout=60)[0] for h, f in zip(heads, feds, strict=True)]
-        assert [f.returncode for f in feds] == [0, 0, 0], outs
-        assert rti.wait(timeout=30) == 0
-    finally:
-        for p in [*feds, *([rti] if rti else [])]:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    for name, out in zip(names, outs, strict=True):
-        assert f"{name}: waiting for the RTI at {address}" in out, out
-    assert "actuator: 10 commands applied" in outs[2]
-
-
-def test_a_federate_from_another_program_version_is_refused_and_the_rest_run_on(tmp_path):
-    """One federate started from an edited copy of the program (another
-    `after` delay): the RTI refuses it, naming the mismatch, and the
-    federation still runs once the right federate joins."""
-    env = dict(os.environ, HPRM_SECRET="s3cret", PYTHONUNBUFFERED="1")
-    address = f"unix:{tmp_path}/rti.sock"
-    program = EXAMPLES / "federated_pipeline.py"
-    edited = tmp_path / "federated_pipeline_v2.py"
-    text = program.read_text()
-    assert 'after="5 ms"' in text
-    edited.write_text(text.replace('after="5 ms"', 'after="7 ms"'))
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-         "--federates", "3", "--federation", "f2"],
-        **popen,
-    )  # fmt: skip
-    procs = [rti]
-    try:
-        procs += [subprocess.Popen(_federate_cmd(program, n, address, "f2"), **popen)
-                  for n in ("sensor", "processor")]  # fmt: skip
-        for line in rti.stdout:  # they join first: theirs is the structure
-            if "joined (2/3)" in line:
-                break
-        wrong = subprocess.run(
-            _federate_cmd(edited, "actuator", address, "f2"), env=env, capture_output=True,
-            text=True, timeout=60,
-        )  # fmt: skip
-        assert wrong.returncode == 2, wrong.stderr
-        assert "different federation structure (another program version?)" in wrong.stderr
-        right = subprocess.Popen(_federate_cmd(program, "actuator", address, "f2"), **popen)
-        procs.append(right)
-        outs = [p.communicate(timeout=60)[0] for p in procs[1:]]
-        assert [p.returncode for p in procs[1:]] == [0, 0, 0], outs
-        assert rti.wait(timeout=30) == 0
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-    assert "actuator: 10 commands applied" in outs[2]
-
-
-def test_a_federate_signalled_while_waiting_for_its_rti_stops_at_once(tmp_path):
-    env = dict(os.environ, HPRM_SECRET="s3cret")
-    address = f"unix:{tmp_path}/rti.sock"
-    cmd = _federate_cmd(EXAMPLES / "federated_pipeline.py", "sensor", address, "f2")
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        for line in p.stdout:
-            if "waiting for the RTI" in line:
-                break
-        p.send_signal(signal.SIGTERM)
-        out = p.communicate(timeout=5)[0]  # not the 10 s it would wait for the RTI
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 3, out
-    assert "federate sensor stopped: interrupted before the federation started" in out
-    assert os.listdir(tmp_path) == []
-
-
-def test_the_rti_signalled_twice_still_cleans_up(tmp_path):
-    """Process managers repeat SIGTERM: the second must not cut the RTI's
-    clean-up short (its socket file stayed behind, with a traceback)."""
-    env = dict(os.environ, HPRM_SECRET="s3cret")
-    address = f"unix:{tmp_path}/rti.sock"
-    p = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-         "--federates", "2", "--federation", "f3"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    try:
-        for line in p.stdout:
-            if line.startswith("RTI_ADDRESS"):
-                break
-        p.send_signal(signal.SIGTERM)
-        p.send_signal(signal.SIGTERM)
-        out = p.communicate(timeout=10)[0]
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 128 + signal.SIGTERM, out
-    assert "Traceback" not in out
-    assert os.listdir(tmp_path) == []
-
-
-def test_a_federate_without_an_rti_gives_up_with_a_clear_error(tmp_path):
-    env = dict(os.environ, HPRM_SECRET="s3cret")
-    address = f"unix:{tmp_path}/rti.sock"
-    program = EXAMPLES / "federated_pipeline.py"
-    cmd = _federate_cmd(program, "actuator", address, "f2", "--rti-wait", "0.5")
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert p.returncode == 3, p.stderr
-    assert f"federate actuator stopped: no RTI at {address} after 0.5 s" in p.stderr, p.stderr
-    assert "Traceback" not in p.stderr
-    assert os.listdir(tmp_path) == []  # its store-channel socket is gone too
-
-
-@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
-def test_large_arrays_cross_federates_by_reference_and_forward_without_copies(
-    monkeypatch, coordination
-):
-    monkeypatch.setenv("ZC_COORDINATION", coordination)
-    r = run(PROGRAMS / "zero_copy.py")
-    assert r.code == 0, r.text
-    for label in ("RELAY", "SINK", "SAFE"):
-        ks = sorted(int(k) for k in re.findall(rf"{label} k=(\d+) zero_copy=True", r.text))
-        assert ks == [0, 1, 2, 3, 4], f"{label}: {r.text}"
-    assert r.text.count("values=ok") == 5
-    assert "zero_copy=False" not in r.text
-    # 5 MB went out; only references (tens of bytes each) crossed the sockets.
-    m = re.search(r"PRODUCER sent 5 x 1000000 bytes, socket bytes (\d+)", r.text)
-    assert m and int(m.group(1)) < 20_000, r.text
-    assert "type=dict" in r.text  # the safe (pickle-free) link rebuilt the dict
-    _assert_no_leftovers(r)
-
-
 def test_corrupt_payload_from_an_authenticated_peer_is_dropped_and_named(monkeypatch):
     """Decentralized: federate `a` sends three garbage payloads on its own peer
     connection before its first real value; the sink names the connection and
@@ -719,13 +462,13 @@ def test_corrupt_payload_from_an_authenticated_peer_is_dropped_and_named(monkeyp
     monkeypatch.setenv("ORDER_PERIOD", "10 ms")
     monkeypatch.setenv("ORDER_TIMEOUT", "900 ms")
     monkeypatch.setenv("ORDER_STP", "50 ms")
-    r = run(PROGRAMS / "ordering.py")
+    r = run_federation(PROGRAMS / "ordering.py")
     assert r.code == 0, r.text
     dropped = re.findall(r"dropped a message on Ordering\.a\.out -> Ordering\.sink\.direct", r.text)
     assert len(dropped) == 3, r.text
     assert "corrupt pickle payload" in r.text and "unknown payload kind" in r.text
     assert _sink_counts(r.text)["received"] >= 50
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_a_pickle_sent_to_a_safe_mode_input_is_refused_not_loaded(monkeypatch):
@@ -735,12 +478,12 @@ def test_a_pickle_sent_to_a_safe_mode_input_is_refused_not_loaded(monkeypatch):
     link, and every real value still arrives."""
     monkeypatch.setenv("ZC_COORDINATION", "decentralized")
     monkeypatch.setenv("ZC_HOSTILE", "pickle")
-    r = run(PROGRAMS / "zero_copy.py")
+    r = run_federation(PROGRAMS / "zero_copy.py")
     assert r.code == 0, r.text
     assert "refused a pickle payload on a safe-mode link" in r.text, r.text
     assert "UNPICKLED-ON-SAFE-LINK" not in r.text
     assert r.text.count("SAFE k=") == 5, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_a_second_connection_claiming_a_connected_federate_is_refused(monkeypatch):
@@ -749,7 +492,7 @@ def test_a_second_connection_claiming_a_connected_federate_is_refused(monkeypatc
     refused with a reason; closing it must not make safe_sink believe its
     producer finished (it did: safe_sink stopped after one value)."""
     monkeypatch.setenv("ZC_COORDINATION", "decentralized")
-    r = Run(PROGRAMS / "zero_copy.py")
+    r = FederationRun(PROGRAMS / "zero_copy.py")
     r.wait_for(r"SAFE k=0")  # the real producer is connected
     launch = r.launch
     with pytest.raises(transport.Rejected, match="already connected"):
@@ -761,19 +504,7 @@ def test_a_second_connection_claiming_a_connected_federate_is_refused(monkeypatc
     r.wait()
     assert r.code == 0, r.text
     assert r.text.count("SAFE k=") == 5, r.text
-    _assert_no_leftovers(r)
-
-
-def test_a_value_pickle_cannot_handle_is_refused_naming_the_port_and_tag():
-    r = run(PROGRAMS / "unpicklable.py")
-    assert r.code == 1, r.text
-    assert re.search(
-        r"Unpicklable\.src\.out: cannot send value at tag \(10000000, 0\): cannot pickle a dict: "
-        r"cannot pickle '_thread\.lock' object",
-        r.text,
-    ), r.text
-    assert "SINK got" not in r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
@@ -783,7 +514,7 @@ def test_physical_action_federate_never_lets_the_rti_overgrant(tmp_path):
     (The stop half caught a real bug; the over-grant half did not fail on the
     code before the NET cap either, because that code happened to delay NETs:
     it guards the property, it did not demonstrate the fix.)"""
-    r = run(PROGRAMS / "physical.py")
+    r = run_federation(PROGRAMS / "physical.py")
     assert r.code == 0, r.text
     m = re.search(r"CONSUMER got=(\[.*\]) ticks=(\d+)", r.text)
     assert m, r.text
@@ -803,11 +534,11 @@ def test_an_idle_federate_with_a_physical_action_renews_its_net_at_the_poll_rate
     bound holds under any load."""
     monkeypatch.setenv("EX_EVENTS", "0")
     monkeypatch.setenv("EX_TIMEOUT", "1500 ms")
-    r = run(PROGRAMS / "answered.py")
+    r = run_federation(PROGRAMS / "answered.py")
     assert r.code == 0, r.text
     sent = int(re.search(r"boundary left: (\d+) bytes sent", r.text).group(1))
     assert sent < 30_000, r.text
-    _assert_no_leftovers(r)
+    r.assert_clean()
 
 
 @pytest.mark.parametrize(
@@ -829,7 +560,7 @@ def test_a_federate_only_its_own_answers_can_reach_grants_itself_its_tags(
     if echo_timer:
         monkeypatch.setenv("EX_ECHO_TIMER", "1")
     monkeypatch.setenv("EX_GAP_MS", gap_ms)
-    r = run(PROGRAMS / "answered.py")
+    r = run_federation(PROGRAMS / "answered.py")
     assert r.code == 0, r.text
     m = re.search(r"BOUNDARY sent=(\[.*\]) answers=(\[.*\])", r.text)
     assert m, r.text
@@ -841,91 +572,7 @@ def test_a_federate_only_its_own_answers_can_reach_grants_itself_its_tags(
         assert granted is None, r.text  # the RTI did not call it self-paced
     elif gap_ms != "0":
         assert int(granted.group(1)) > 0, r.text
-    _assert_no_leftovers(r)
-
-
-@pytest.mark.parametrize("serialization", ["pickle", "safe"])
-@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
-def test_two_federates_sending_each_other_large_arrays_do_not_deadlock(
-    monkeypatch, coordination, serialization
-):
-    """Each side's first array makes it ask the other for its arena while the
-    other asks it the same: both used to wait forever (each store channel is
-    served by its federate's scheduler thread, the one that was waiting)."""
-    monkeypatch.setenv("EX_COORDINATION", coordination)
-    monkeypatch.setenv("EX_SERIALIZATION", serialization)
-    r = Run(PROGRAMS / "exchange.py")
-    r.wait_for(r"(?s)(a got|b got).*(a got|b got)", timeout=30)
-    r.wait()
-    assert r.code == 0, r.text
-    assert "[a] a got [0, 1, 2, 3, 4]" in r.text and "[b] b got [0, 1, 2, 3, 4]" in r.text, r.text
-    _assert_no_leftovers(r)
-
-
-@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
-def test_two_federates_sending_each_other_large_in_band_values_do_not_deadlock(
-    monkeypatch, coordination
-):
-    """4 MB values with no large buffer in them travel inside the frames even
-    on one host: both sides write more than the sockets hold, at once. Both
-    used to block in send, neither reading (centralized still did after the
-    decentralized fix: there the RTI may hear of a payload only once it is in
-    the receiver's socket, so those links could not hold bytes back). Now a
-    link holds back what the socket cannot take and, centralized, what the
-    federate tells the RTI waits until those bytes have left."""
-    monkeypatch.setenv("EX_COORDINATION", coordination)
-    monkeypatch.setenv("EX_PAYLOAD", "bytes-free")
-    r = Run(PROGRAMS / "exchange.py")
-    r.wait_for(r"(?s)(a got|b got).*(a got|b got)", timeout=60)
-    r.wait()
-    assert r.code == 0, r.text
-    assert "[a] a got [0, 1, 2, 3, 4]" in r.text and "[b] b got [0, 1, 2, 3, 4]" in r.text, r.text
-    if coordination == "centralized":
-        assert "tardy" not in r.text, r.text
-    # Decentralized, values may come tardy (delivered, at a later microstep):
-    # moving 4 MB in-band takes longer than the 10 ms to each side's next
-    # tag, and a symmetric exchange waits out both STP offsets.
-    _assert_no_leftovers(r)
-
-
-def test_a_producer_with_a_standing_backlog_still_reports_its_progress_to_the_rti():
-    """Centralized: P outruns its consumer S for the whole run (1 MB in-band
-    values, S three times slower), so its link to S always holds bytes back.
-    What P tells the RTI waits for the payloads sent before it, but must go
-    out as S catches up: O's timer ticks need those grants. When P's frames
-    waited for an empty backlog instead, O processed 1 tick (2 runs of 3)
-    while P was sending; now ~10, about as far as S got."""
-    r = run(PROGRAMS / "backlog.py")
-    assert r.code == 0, r.text
-    assert "S got 60" in r.text, r.text
-    last = int(re.search(r"P last send at (\d+)", r.text).group(1))
-    ticks = eval(re.search(r"O ticks at (\[.*\])", r.text).group(1))
-    assert len(ticks) == 31, r.text  # 0, 20, ..., 600 ms: the stop tag
-    assert sum(t < last for t in ticks) >= 6, r.text
-    _assert_no_leftovers(r)
-
-
-def test_two_federates_streaming_large_arrays_to_each_other_over_tcp_do_not_deadlock():
-    """Over TCP the 4 MB arrays travel inside the frames, both ways at once:
-    both federates used to block in send with full sockets, neither reading.
-    Now a data link holds back what the socket cannot take (a writer thread
-    sends it) and the scheduler keeps reading."""
-    outs = _run_by_hand_over_tcp(
-        PROGRAMS / "exchange.py", ("a", "b"), "x", EX_COORDINATION="decentralized"
-    )
-    assert "a got [0, 1, 2, 3, 4]" in outs["a"] and "b got [0, 1, 2, 3, 4]" in outs["b"], outs
-
-
-def test_large_arrays_are_streamed_transparently_between_hosts_over_tcp():
-    """Over TCP there is no shared memory: the same program still works, the
-    buffers travel inside the frames (and nothing claims to be zero-copy)."""
-    outs = _run_by_hand_over_tcp(
-        PROGRAMS / "zero_copy.py", ("producer", "relay", "sink", "safe_sink"), "z", timeout=120
-    )
-    assert outs["relay"].count("zero_copy=False values=ok") == 5, outs["relay"]
-    assert outs["sink"].count("SINK k=") == 5 and outs["safe_sink"].count("type=dict") == 5
-    m = re.search(r"socket bytes (\d+)", outs["producer"])
-    assert m and int(m.group(1)) > 10 * 1_000_000  # 2 links x 5 x 1 MB went through the socket
+    r.assert_clean()
 
 
 @pytest.mark.parametrize("coordination", ["central", None, 5])
@@ -940,106 +587,6 @@ def test_an_unknown_coordination_is_refused_with_its_value(coordination):
         FederatedProgram.from_main(top, coordination)
 
 
-def _by_hand(tmp_path, program, names, federation, *extra, env=None, rti_address=None):
-    """``hprm rti`` and one ``hprm federate`` per name, placed by hand (as a
-    launch system would), peer sockets in ``tmp_path``. Returns (rti, feds)."""
-    env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1", **(env or {}))
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address",
-         rti_address or f"unix:{tmp_path}/rti.sock", "--federates", str(len(names)),
-         "--federation", federation],
-        **popen,
-    )  # fmt: skip
-    address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-    feds = {
-        n: subprocess.Popen(
-            _federate_cmd(program, n, address, federation, "--listen-dir", str(tmp_path), *extra),
-            **popen,
-        )
-        for n in names
-    }
-    return rti, feds, address
-
-
-def _read_until(proc, text, seen):
-    for line in proc.stdout:
-        seen.append(line)
-        if text in line:
-            return
-    raise AssertionError(f"{text!r} never came:\n{''.join(seen)}")
-
-
-def _kill_all(*procs):
-    for p in procs:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-
-
-@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
-@pytest.mark.parametrize("victim", ["sensor", "processor"])
-def test_a_killed_federate_stops_federates_placed_by_hand_long_before_their_timeout(
-    tmp_path, coordination, victim
-):
-    """SIGKILL one federate of a hand-placed federation whose timeout is an
-    hour away: every survivor stops on its own (it used to run on until the
-    timeout: a federate with no events of its own kept waiting for the old
-    stop tag), exits non-zero naming the dead one, and nothing is left in the
-    listen directory. (How fast: the README's reliability section; here the
-    bound only has to tell "stopped" from "ran to its timeout".)"""
-    rti, feds, _ = _by_hand(
-        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"),
-        "dead1", "--timeout", "1 h", env={"HPRM_COORDINATION": coordination},
-    )  # fmt: skip
-    try:
-        seen = []
-        _read_until(feds["actuator"], "speed", seen)  # commands flow end to end
-        feds[victim].kill()
-        outs = {}
-        for name, p in feds.items():
-            if name != victim:
-                outs[name] = p.communicate(timeout=60)[0]
-                assert p.returncode == 3, outs[name]
-        rti_out = rti.communicate(timeout=60)[0]
-    finally:
-        _kill_all(rti, *feds.values())
-    vid = ("sensor", "processor").index(victim)
-    for name, out in outs.items():
-        assert f"federate {name} stopped: federate {victim} (id {vid}) failed" in out, out
-    assert rti.returncode == 1
-    assert f"federate {victim} (id {vid}) failed" in rti_out
-    assert rti_out.count("ERROR") == 1, rti_out  # the survivors "stopped after" it
-    assert sorted(os.listdir(tmp_path)) == [], os.listdir(tmp_path)
-
-
-def test_a_clean_run_placed_by_hand_leaves_no_socket_file(tmp_path):
-    rti, feds, _ = _by_hand(
-        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "clean"
-    )
-    try:
-        codes = [p.wait(timeout=60) for p in feds.values()]
-        assert rti.wait(timeout=60) == 0 and codes == [0, 0, 0]
-    finally:
-        _kill_all(rti, *feds.values())
-    assert os.listdir(tmp_path) == []
-
-
-def test_a_killed_rti_leaves_no_socket_file(tmp_path):
-    rti, feds, _ = _by_hand(
-        tmp_path, EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"),
-        "rtikill", "--timeout", "1 h",
-    )  # fmt: skip
-    try:
-        _read_until(feds["actuator"], "speed", [])
-        rti.kill()
-        outs = [p.communicate(timeout=60)[0] for p in feds.values()]
-    finally:
-        _kill_all(rti, *feds.values())
-    assert all("lost the RTI" in out for out in outs), outs
-    assert os.listdir(tmp_path) == []
-
-
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_causality_loop_across_federates_is_refused_naming_it(monkeypatch, coordination):
     """ping.record reads ping.back and writes ping.out; pong.echo reads
@@ -1049,7 +596,7 @@ def test_a_causality_loop_across_federates_is_refused_naming_it(monkeypatch, coo
     Now the RTI refuses it before the start, naming the loop."""
     monkeypatch.setenv("QC_COORDINATION", coordination)
     monkeypatch.setenv("QC_AFTER", "0")
-    r = run(PROGRAMS / "quiet_cycle.py")
+    r = run_federation(PROGRAMS / "quiet_cycle.py")
     assert r.code != 0
     loop = (
         "zero-delay causality loop across federates: "
@@ -1060,47 +607,4 @@ def test_a_causality_loop_across_federates_is_refused_naming_it(monkeypatch, coo
     for name in ("ping", "pong"):
         assert f"federate {name} stopped: {loop}" in r.text, r.text
     assert "federation started" not in r.text
-    _assert_no_leftovers(r)
-
-
-def test_silent_connections_to_the_rti_over_tcp_neither_block_nor_cost_a_thread_each(tmp_path):
-    """100 silent connections and a one-byte-a-second sender at the RTI's
-    TCP port, then the federation is placed by hand: it joins and runs to
-    its end, and the RTI never holds more than its bounded handshakes."""
-    rti, feds, address = None, {}, None
-    env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1")
-    rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
-         "--federates", "3", "--federation", "silent"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
-    silent = []
-    try:
-        address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
-        host, port = address[4:].rsplit(":", 1)
-        silent = [socket.create_connection((host, int(port))) for _ in range(100)]
-        slow = socket.create_connection((host, int(port)))
-        slow.send(b"H")
-        silent.append(slow)
-        time.sleep(0.5)  # let the gatekeeper admit (and drop) what it can
-        with open(f"/proc/{rti.pid}/status") as f:
-            threads = int(next(x for x in f if x.startswith("Threads:")).split()[1])
-        assert threads <= 16 + 4, f"the RTI runs {threads} threads"
-        names = ("sensor", "processor", "actuator")
-        popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        program = EXAMPLES / "federated_pipeline.py"
-        feds = {
-            n: subprocess.Popen(_federate_cmd(program, n, address, "silent"), **popen)
-            for n in names
-        }
-        outs = {n: p.communicate(timeout=120)[0] for n, p in feds.items()}
-        assert [p.returncode for p in feds.values()] == [0, 0, 0], outs
-        assert "actuator: 10 commands applied" in outs["actuator"]
-    finally:
-        for s in silent:
-            s.close()
-        _kill_all(*feds.values())
-        if rti.poll() is None:
-            rti.terminate()
-        rti_out = rti.communicate(timeout=60)[0]
-    assert "dropped for a newer one" in rti_out, rti_out
+    r.assert_clean()
