@@ -67,8 +67,7 @@ from launch.frontend import Entity, Parser, expose_action
 from launch.substitutions import LaunchConfiguration
 
 from hprm_bridge.bridge_config import BridgeConfig
-from hprm_bridge.porting import GATEWAY_NAME as GATEWAY
-from hprm_bridge.porting import check_federation, rti_options
+from hprm_bridge.porting import GATEWAY_NAME, check_federation, rti_options
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.launcher import rti_command
 
@@ -265,11 +264,11 @@ class Federation(launch.Action):
 
         extra = {}
         if self.bridge:
-            extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY,
+            extra[GATEWAY_NAME] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY_NAME,
                               "--timeout", self.timeout or "",
                               "--stp-offset", self.stp_offset or ""]  # fmt: skip
             if isinstance(self.bridge, BridgeConfig):  # to the gateway as a YAML string
-                extra[GATEWAY] += ["--config-yaml", yaml.safe_dump(self.bridge.to_dict())]
+                extra[GATEWAY_NAME] += ["--config-yaml", yaml.safe_dump(self.bridge.to_dict())]
         if self.bag_play or self.bag_record:
             extra.update(boundary_federates(self.bag_play, self.bag_record, stamp=self.bag_stamp,
                                             stp_offset=self.stp_offset))  # fmt: skip

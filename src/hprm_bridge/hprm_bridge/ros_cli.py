@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bridge_config import lateness_arg, tag_policy_arg
-from hprm_bridge.porting import GATEWAY_NAME as GATEWAY
+from hprm_bridge.porting import GATEWAY_NAME
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.cli import after_arg, duration_arg
 
@@ -96,8 +96,8 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
             BridgeConfig.load(config)
         except ValueError as exc:
             p.error(str(exc))
-    if GATEWAY in names:
-        p.error(f"{GATEWAY} is the gateway's name: give the node another (NAME=FILE)")
+    if GATEWAY_NAME in names:
+        p.error(f"{GATEWAY_NAME} is the gateway's name: give the node another (NAME=FILE)")
     return names
 
 
@@ -135,11 +135,11 @@ def _run(args: argparse.Namespace) -> int:
                              "add --bridge")  # fmt: skip
         os.environ[NODE_SERVICES] = "1"  # the nodes' processes inherit it
     if args.bridge:  # the RTI gives it the topics the nodes leave open
-        extra[GATEWAY] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY, *timing]
-        extra[GATEWAY] += ["--lateness", args.lateness] if args.lateness else []
-        extra[GATEWAY] += ["--config", args.bridge_config] if args.bridge_config else []
+        extra[GATEWAY_NAME] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY_NAME, *timing]
+        extra[GATEWAY_NAME] += ["--lateness", args.lateness] if args.lateness else []
+        extra[GATEWAY_NAME] += ["--config", args.bridge_config] if args.bridge_config else []
         for topic, (policy, offset) in args.tag_policy:
-            extra[GATEWAY] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
+            extra[GATEWAY_NAME] += ["--tag-policy", f"{topic}={policy}:{offset} ns"]
     return launch_nodes(args, timing + every_node, extra, per_node)
 
 

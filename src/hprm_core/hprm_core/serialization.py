@@ -510,8 +510,8 @@ def parse_header(header: bytes | bytearray | memoryview) -> tuple[str, list[Item
         f = _HEAD_ONE_REF.unpack_from(mv)
         if (f[:2] == (_MAGIC, _VERSION) and f[2] in _MODE_NAMES and f[4] == 1
                 and f[6] == ITEM_REF and len(mv) - _HEAD_ONE_REF.size == f[5]
-                and not Ref.malformed(f[7:])):  # fmt: skip
-            ref = Ref._make(f[7:])
+                and not Ref.malformed(fields := f[7:])):  # fmt: skip
+            ref = Ref._make(fields)
             return _MODE_NAMES[f[2]], [Item(0, ITEM_REF, ref.length, ref, -1)], \
                 mv[_HEAD_ONE_REF.size :]  # fmt: skip
     if len(mv) < _HEAD.size:

@@ -21,6 +21,12 @@ EXAMPLES = HERE.parent / "examples"
 pytestmark = pytest.mark.timeout(600)
 
 
+def _rti_cmd(address, federates, federation):
+    """``hprm rti`` for ``federates`` federates, as a launch system would run it."""
+    return [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
+            "--federates", str(federates), "--federation", federation]  # fmt: skip
+
+
 def _federate_cmd(program, name, address, federation, *extra):
     """``hprm federate`` as a launch system would run it."""
     cli = [sys.executable, "-m", "hprm_core.cli"]
@@ -44,8 +50,7 @@ def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
     env = dict(os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1", **env)
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
-         "--federates", str(len(names)), "--federation", federation],
+        _rti_cmd("tcp:127.0.0.1:0", len(names), federation),
         **popen,
     )  # fmt: skip
     feds = []
@@ -101,8 +106,7 @@ def test_federates_started_before_their_rti_wait_for_it(tmp_path):
                     break
         assert all(f.poll() is None for f in feds), heads
         rti = subprocess.Popen(
-            [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-             "--federates", "3", "--federation", "f2"],
+            _rti_cmd(address, 3, "f2"),
             **popen,
         )  # fmt: skip
         outs = [h + f.communicate(timeout=60)[0] for h, f in zip(heads, feds, strict=True)]
@@ -131,8 +135,7 @@ def test_a_federate_from_another_program_version_is_refused_and_the_rest_run_on(
     edited.write_text(text.replace('after="5 ms"', 'after="7 ms"'))
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-         "--federates", "3", "--federation", "f2"],
+        _rti_cmd(address, 3, "f2"),
         **popen,
     )  # fmt: skip
     procs = [rti]
@@ -187,8 +190,7 @@ def test_the_rti_signalled_twice_still_cleans_up(tmp_path):
     env = dict(os.environ, HPRM_SECRET="s3cret")
     address = f"unix:{tmp_path}/rti.sock"
     p = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", address,
-         "--federates", "2", "--federation", "f3"],
+        _rti_cmd(address, 2, "f3"),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     try:
@@ -248,9 +250,7 @@ def _by_hand(tmp_path, program, names, federation, *extra, env=None, rti_address
     env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1", **(env or {}))
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address",
-         rti_address or f"unix:{tmp_path}/rti.sock", "--federates", str(len(names)),
-         "--federation", federation],
+        _rti_cmd(rti_address or f"unix:{tmp_path}/rti.sock", len(names), federation),
         **popen,
     )  # fmt: skip
     address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
@@ -349,8 +349,7 @@ def test_silent_connections_to_the_rti_over_tcp_neither_block_nor_cost_a_thread_
     rti, feds, address = None, {}, None
     env = dict(os.environ, HPRM_SECRET="by-hand", PYTHONUNBUFFERED="1")
     rti = subprocess.Popen(
-        [sys.executable, "-m", "hprm_core.cli", "rti", "--address", "tcp:127.0.0.1:0",
-         "--federates", "3", "--federation", "silent"],
+        _rti_cmd("tcp:127.0.0.1:0", 3, "silent"),
         env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )  # fmt: skip
     silent = []
