@@ -19,7 +19,10 @@ run); at install, it skips compiling.
 Example::
 
     >>> from hprm_core import compiled
-    >>> compiled.is_compiled()  # False in a pure-Python install
+    >>> "scheduler" in compiled.COMPILED  # compiled at install where a C compiler is found
+    True
+    >>> compiled.is_compiled()  # False in a pure-Python install, or HPRM_PURE_PYTHON=1
+    ... # doctest: +SKIP
     True
 """
 

@@ -29,6 +29,7 @@ def send_arena_fds(sock: socket.socket, arenas: Iterable[ArenaInfo]) -> None:
     duplicates the fds into the peer, so each side closes its own. Sends one
     message per 250 arenas; the socket must be blocking.
 
+    >>> from hprm_core.object_store import Store
     >>> a, b = socket.socketpair()
     >>> with Store(1 << 20) as s:
     ...     send_arena_fds(a, s.arenas)
