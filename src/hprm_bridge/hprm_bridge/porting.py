@@ -22,6 +22,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
+import logging
 import os
 import runpy
 import sys
@@ -118,6 +119,7 @@ def run_node(node: Any) -> int:
     from hprm_core import run
     from hprm_core.federate import run_self_described
 
+    _SETTINGS["spun"] = True
     reactor = node._as_reactor()
     if _SETTINGS.get("describe"):  # hprm-ros graph: the node's ports, not a run
         from hprm_core.structure import describe_ports
@@ -146,8 +148,6 @@ def run_node(node: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import logging
-
     from hprm_core.federate import exit_code
 
     p = argparse.ArgumentParser(prog="python -m hprm_bridge.porting", description=__doc__)
@@ -198,7 +198,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     install_imports()
     sys.argv = [args.node, *node_argv, *(["--ros-args", *ros_args] if ros_args else [])]
-    return exit_code(args.name, lambda: _run_node_code(args.node))
+    code = exit_code(args.name, lambda: _run_node_code(args.node))
+    if code == 0 and not _SETTINGS.get("spun") and (args.rti or args.describe):
+        # Its federation would wait for it forever (the RTI starts no one until all joined).
+        logging.getLogger("hprm.porting").error(
+            "node file %s ended without spinning a node: a ported node file creates its "
+            "node and calls rclpy.spin(node), as under ros2 run; it never joined",
+            args.node,
+        )
+        return 1
+    return code
 
 
 def _run_node_code(node: str) -> int:
@@ -211,6 +220,17 @@ def _run_node_code(node: str) -> int:
         return 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except Exception as exc:
+        if _SETTINGS.get("spun"):
+            raise  # from the runtime, not from the node's own set-up: its frames matter
+        from hprm_core.errors import user_traceback
+
+        logging.getLogger("hprm.porting").error(
+            "node file %s failed before rclpy.spin():\n%s",
+            node,
+            user_traceback(exc, skip=(__file__,)),
+        )
+        return 1
 
 
 if __name__ == "__main__":

@@ -185,6 +185,32 @@ def test_graph_names_a_node_that_fails_before_spin(tmp_path):
     assert "node broken failed before spin()" in r.stderr and "no camera found" in r.stderr
 
 
+@pytest.mark.parametrize(
+    ("code", "message"),
+    [
+        ("x = 1\n", "ended without spinning a node"),  # ends, exit 0, never joins
+        ("import rclpy\n\ndef setup():\n    raise RuntimeError('no camera found')\n\nsetup()\n",
+         "failed before rclpy.spin()"),
+    ],
+    ids=["never-spins", "raises"],
+)  # fmt: skip
+def test_a_node_that_never_joins_stops_the_run_and_says_why(tmp_path, code, message):
+    """Its federation would wait for it forever: the run ends (status 1) with one error
+    naming the file, and the traceback shows the node's own lines, not HPRM's."""
+    node = tmp_path / "camera.py"
+    node.write_text(code)
+    r = _hprm_ros(NODES / "listener.py", node, "--timeout", "1 s", timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    out = r.stdout + r.stderr
+    assert f"node file {node} {message}" in out and "camera exited with code 1" in out
+    if "raise" in code:
+        assert f'File "{node}", line 4, in setup' in out and "no camera found" in out
+        assert "porting.py" not in out and "runpy" not in out
+    g = subprocess.run([*HPRM_ROS, "graph", str(node)], capture_output=True, text=True,
+                       timeout=60)  # fmt: skip
+    assert g.returncode == 1 and message in g.stderr
+
+
 def test_remappings_reach_each_node_and_change_what_connects():
     def graph(*remaps):
         r = subprocess.run(

@@ -3,6 +3,9 @@ tag involved, because "something went wrong in the graph" is useless at 3 a.m.""
 
 from __future__ import annotations
 
+import traceback
+from collections.abc import Iterable
+
 
 class HprmError(Exception):
     """Base of every error the runtime raises on purpose."""
@@ -43,3 +46,15 @@ class ReactionError(HprmError):
         super().__init__(message)
         #: (reaction name, elapsed tag, exception) for every failure in the run
         self.failures = failures
+
+
+def user_traceback(exc: BaseException, skip: Iterable[str] = ()) -> str:
+    """``exc``'s traceback without the frames of what ran the user's code (the import
+    machinery, and the files in ``skip``): what a program's or node's author needs is
+    the line of their file that failed, not ours."""
+    skipped = ("<frozen", *skip)
+    tb = traceback.TracebackException.from_exception(exc)
+    tb.stack = traceback.StackSummary.from_list(
+        [f for f in tb.stack if not f.filename.startswith(skipped)]
+    )
+    return "".join(tb.format()).rstrip()

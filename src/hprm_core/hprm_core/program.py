@@ -23,12 +23,11 @@ from __future__ import annotations
 import importlib.util
 import logging
 import sys
-import traceback
 from pathlib import Path
 from typing import Any
 
 from hprm_core.environment import Environment
-from hprm_core.errors import HprmError, ProgramError, ReactionError
+from hprm_core.errors import HprmError, ProgramError, ReactionError, user_traceback
 from hprm_core.reactor import Reactor
 from hprm_core.tag import Duration, duration
 
@@ -129,20 +128,10 @@ def load_module(path: str | Path) -> Any:
         spec.loader.exec_module(module)
     except Exception as exc:
         del sys.modules[name]
-        raise ProgramError(f"cannot load {path}:\n{_user_traceback(exc)}") from exc
+        raise ProgramError(f"cannot load {path}:\n{user_traceback(exc, skip=(__file__,))}") from exc
     finally:
         sys.path.remove(str(p.parent))
     return module
-
-
-def _user_traceback(exc: BaseException) -> str:
-    """The traceback without the frames of the import machinery: what a
-    program's author needs is the line of their file that failed."""
-    tb = traceback.TracebackException.from_exception(exc)
-    tb.stack = traceback.StackSummary.from_list(
-        [f for f in tb.stack if not f.filename.startswith(("<frozen", __file__))]
-    )
-    return "".join(tb.format()).rstrip()
 
 
 def main_class(path: str | Path) -> type[Reactor]:
