@@ -23,6 +23,7 @@ from typing import Any
 from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
+from . import affinity
 from .ab import HOPS, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
@@ -68,10 +69,21 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(VARIANTS),
         help=f"comma-separated subset of {', '.join(VARIANTS)} (default: all)",
     )
-    p.add_argument("--frames", type=int, help=f"measured frames per run (default {FRAMES})")
-    p.add_argument("--warmup", type=int, help=f"frames before measuring (default {WARMUP})")
-    p.add_argument("--runs", type=int, default=RUNS, help="runs per variant (default 2)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--frames",
+        type=bench.at_least(1),
+        help=f"measured frames per run (default {FRAMES}; --quick {QUICK_FRAMES})",
+    )
+    p.add_argument(
+        "--warmup",
+        type=bench.at_least(0),
+        help=f"frames before measuring (default {WARMUP}; --quick {QUICK_WARMUP})",
+    )
+    p.add_argument(
+        "--runs", type=bench.at_least(1), default=RUNS, help=f"runs per variant (default {RUNS})"
+    )
+    p.add_argument("--seed", type=int, default=0,
+                   help="the world's and the random weights' seed (default 0)")  # fmt: skip
     p.add_argument("--policy-weights", metavar="PATH", help="a carla-roach checkpoint")
     p.add_argument("--detector-weights", metavar="PATH", help="a yolov8n.onnx")
     p.add_argument("--carla-host", help="a CARLA server (default: the embedded world)")
@@ -96,12 +108,17 @@ def main(argv: list[str] | None = None) -> int:
                 "for the others' time slices (leave --cpu out, or -1)")  # fmt: skip
     if args.cpu is None:
         args.cpu = -1 if args.busy_poll else first_cpu
+    if args.cpu != -1:
+        try:
+            affinity.check(args.cpu)  # before any run, not after the first variant
+        except ValueError as exc:
+            p.error(f"--cpu: {exc}")
     args.cpu = None if args.cpu == -1 else args.cpu  # run_variant checks it before any run
     variants = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
         p.error(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
-    frames = args.frames or (QUICK_FRAMES if args.quick else FRAMES)
+    frames = args.frames if args.frames is not None else QUICK_FRAMES if args.quick else FRAMES
     warmup = args.warmup if args.warmup is not None else QUICK_WARMUP if args.quick else WARMUP
     if args.policy_weights is None or args.detector_weights is None:
         print(

@@ -42,6 +42,9 @@ class Sim(Node):
         transport = self.declare_parameter("transport", "topic").value
         self.report = self.declare_parameter("report", "").value
         resend = self.declare_parameter("resend_period", 1.0).value
+        if self.frames < 1 or self.warmup < 0:
+            raise ValueError(f"frames must be >= 1 and warmup >= 0, got {self.frames} and "
+                             f"{self.warmup}")  # fmt: skip
         if transport not in ("topic", "shm"):
             raise ValueError(f"transport must be 'topic' or 'shm', not {transport!r}")
         self.shm = ShmWriter() if transport == "shm" else None

@@ -102,6 +102,23 @@ def test_a_cpu_the_machine_lacks_stops_the_run_before_it_starts():
         run_variant("hprm-centralized", 1, 0, cpu=max(os.sched_getaffinity(0)) + 1)
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--frames", "0"], "argument --frames: must be at least 1, got 0"),  # ran 400
+        (["--frames", "-5"], "argument --frames: must be at least 1, got -5"),  # ran forever
+        (["--runs", "0"], "argument --runs: must be at least 1, got 0"),  # measured nothing
+        (["--warmup", "-1"], "argument --warmup: must be at least 0, got -1"),
+        (["--cpu", str(max(os.sched_getaffinity(0)) + 1)], "this process may run on CPUs"),
+    ],
+)
+def test_the_bench_refuses_bad_counts_and_cpus_before_any_run(args, message):
+    r = subprocess.run([sys.executable, "-m", "hprm_core.cli", "bench", "carla-ab", *args],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+    assert "carla-ab: floor" not in r.stderr  # nothing ran
+
+
 def test_pinned_and_busy_polling_nodes_are_refused_before_the_run_starts():
     # three nodes spinning on one CPU wait for each other's time slices (H200: 1 -> 14 ms)
     with pytest.raises(ValueError, match="busy_poll with cpu"):

@@ -97,10 +97,15 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
                 out.append(time.perf_counter_ns() - t0)
             pub.publish(_image(node, np.zeros(1, np.uint8), "stop"))
             time.sleep(0.2)
-        return out
-    finally:
         stop_processes(procs, terminate=False, timeout=10)  # the "stop" message ends them
+        return out
+    except BaseException:
+        stop_processes(procs)  # interrupted or failed: no "stop" message is coming
+        raise
 
 
 if __name__ == "__main__":
-    _client(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    try:
+        _client(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole group: the server stops too
+        sys.exit(130)

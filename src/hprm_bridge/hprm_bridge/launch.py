@@ -66,10 +66,21 @@ from launch.event_handlers import OnProcessExit
 from launch.frontend import Entity, Parser, expose_action
 from launch.substitutions import LaunchConfiguration
 
-from hprm_bridge.bridge_config import BridgeConfig
-from hprm_bridge.porting import GATEWAY_NAME, check_federation, rti_options
-from hprm_bridge.rclpy.node import NODE_SERVICES
-from hprm_core.launcher import rti_command
+try:
+    from hprm_bridge.bridge_config import BridgeConfig
+    from hprm_bridge.porting import GATEWAY_NAME, check_federation, rti_options
+    from hprm_bridge.rclpy.node import NODE_SERVICES
+    from hprm_core.launcher import rti_command
+except ModuleNotFoundError as exc:
+    # ros2 launch runs in the Python its script names (/usr/bin/python3), which need not be
+    # the one HPRM's PyPI dependencies went into; the federates it starts run in it too.
+    raise ModuleNotFoundError(
+        f"HPRM needs {exc.name!r}, which the Python running this launch ({sys.executable}) "
+        "cannot import: pip install -r requirements.txt into that Python, or start the "
+        "launch with the Python that has them, e.g. .venv/bin/python $(command -v ros2) "
+        "launch ... (README, 'ROS 2')",
+        name=exc.name,
+    ) from exc
 
 __all__ = ["Federation", "PortedNode"]
 

@@ -118,6 +118,27 @@ def _heard(out):
 
 
 @pytest.mark.ros2
+def test_plain_ros2_launch_without_hprms_dependencies_says_which_python_lacks_what(tmp_path):
+    """``ros2 launch`` as typed runs /usr/bin/python3; with HPRM's PyPI dependencies in a
+    venv only, the launch file's import must say so and how to run it, not just
+    "No module named 'rosbags'"."""
+    _skip_without_ros2()
+    ros2 = shutil.which("ros2")
+    with open(ros2) as f:
+        python = f.readline()[2:].strip()  # the script's own interpreter
+    if subprocess.run([python, "-c", "import rosbags"], capture_output=True).returncode == 0:
+        pytest.skip(f"{python} has HPRM's dependencies: nothing to refuse")
+    pkgs = os.pathsep.join(str(HERE.parents[1] / p) for p in ("hprm_bridge", "hprm_core"))
+    env = dict(os.environ, PYTHONPATH=pkgs + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([ros2, "launch", str(LAUNCH / "talker_listener.launch.py")],
+                       capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert f"HPRM needs 'rosbags', which the Python running this launch ({python})" in out
+    assert "$(command -v ros2) launch" in out
+
+
+@pytest.mark.ros2
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_ros2_launch_runs_a_federation_from_a_python_launch_file(coordination):
     _skip_without_ros2()

@@ -24,7 +24,15 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
         names = sorted(bench.available())
         print("available benchmarks: " + (", ".join(names) or "none"))
         return 0
-    return int(bench.load(args.name)(rest) or 0)
+    from hprm_core.launcher import INTERRUPTED, sigterm_as_interrupt
+
+    main = bench.load(args.name)
+    try:
+        with sigterm_as_interrupt():  # what the benchmark started is stopped and removed
+            return int(main(rest) or 0)
+    except KeyboardInterrupt:  # Ctrl-C is how one ends a long benchmark: not a crash
+        print(f"hprm bench {args.name}: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:

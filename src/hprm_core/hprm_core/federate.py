@@ -28,6 +28,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -328,8 +329,13 @@ def describe_self(
 
 
 def _once_more(name: str) -> Callable[[int, Any], None]:
+    first = time.monotonic()
+
     def repeated(signum: int, frame: Any) -> None:
-        log.info("%s: SIGINT again, still stopping (SIGTERM ends it at once)", name)
+        # Within a second it is the same key press (the terminal's SIGINT and the
+        # launch's): nothing to say. Later, someone is waiting for the stop.
+        if time.monotonic() - first > 1.0:
+            log.info("%s: SIGINT again, still stopping (SIGTERM ends it at once)", name)
 
     return repeated
 

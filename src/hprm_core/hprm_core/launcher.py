@@ -36,7 +36,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -69,8 +69,27 @@ def _print_line(line: str) -> None:
         print(line, flush=True)
 
 
+#: The exit status of a run stopped by Ctrl-C or SIGTERM (the shell's 128 + SIGINT).
+INTERRUPTED = 130
+
+
 def _raise_interrupt(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``timeout``, a process manager, ``ros2 launch``) unwinds like Ctrl-C, so
+    ``finally`` blocks run: child processes stopped, temporary directories removed.
+    Python's default dies on the spot. Only in the main thread (signals go there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class Launch:
@@ -192,33 +211,31 @@ class Launch:
         SIGTERM (e.g. from ``timeout`` or a process manager) is handled like
         Ctrl-C: the federation is torn down and the directory removed."""
         first_failure = 0
-        previous = None
-        if threading.current_thread() is threading.main_thread():
-            previous = signal.signal(signal.SIGTERM, _raise_interrupt)
         try:
-            while True:
-                running = False
-                for name, proc in self.procs.items():
-                    code = proc.poll()
-                    if code is None:
-                        running = True
-                    elif code != 0 and not first_failure:
-                        first_failure = code if code > 0 else 128 - code
-                        self.output(f"[launcher] {name} exited with code {code}; stopping the rest")
-                        self._deadline = time.monotonic() + GRACE_S
-                if not running:
-                    break
-                if first_failure and time.monotonic() > getattr(self, "_deadline", 0):
-                    self.terminate()
-                    break
-                time.sleep(0.02)
+            with sigterm_as_interrupt():
+                while True:
+                    running = False
+                    for name, proc in self.procs.items():
+                        code = proc.poll()
+                        if code is None:
+                            running = True
+                        elif code != 0 and not first_failure:
+                            first_failure = code if code > 0 else 128 - code
+                            self.output(
+                                f"[launcher] {name} exited with code {code}; stopping the rest"
+                            )
+                            self._deadline = time.monotonic() + GRACE_S
+                    if not running:
+                        break
+                    if first_failure and time.monotonic() > getattr(self, "_deadline", 0):
+                        self.terminate()
+                        break
+                    time.sleep(0.02)
         except KeyboardInterrupt:
             self.output("[launcher] interrupted: stopping the federation")
             self.terminate()
-            first_failure = first_failure or 130
+            first_failure = first_failure or INTERRUPTED
         finally:
-            if previous is not None:
-                signal.signal(signal.SIGTERM, previous)
             self.cleanup()
         return first_failure
 

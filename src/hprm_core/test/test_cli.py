@@ -1,13 +1,18 @@
 """The `hprm` command and the examples, run as real subprocesses."""
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from pathlib import Path
 
 import pytest
 
 from hprm_core import compiled
+from hprm_core.testing import leaked_shm
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -125,7 +130,54 @@ def test_bench_lists_and_rejects_unknown_names():
     r = hprm("bench")
     assert r.returncode == 0 and "reactions" in r.stdout
     r = hprm("bench", "nope")
-    assert r.returncode != 0 and "unknown benchmark 'nope'" in r.stderr
+    assert r.returncode == 2 and "unknown benchmark 'nope'" in r.stderr  # a usage error
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["reactions", "--depth", "0"], "argument --depth: must be at least 1, got 0"),
+        (["store", "--repeats", "-3"], "argument --repeats: must be at least 1, got -3"),
+        (["serialize", "--repeats", "many"], "argument --repeats: 'many' is not an integer"),
+    ],
+)
+def test_bench_counts_below_their_minimum_are_usage_errors(args, message):
+    """A 0 or negative count used to run the default, nothing, or until a timeout."""
+    r = hprm("bench", *args)
+    assert r.returncode == 2 and message in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(("how", "after_lines"), [("ctrl-c", 3), ("sigterm", 1)])
+def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines):
+    """Ctrl-C (SIGINT to the terminal's process group, every child included) or SIGTERM
+    (to the benchmark alone) while it runs a federation or a baseline's clients: one
+    line, status 130, no traceback from it or its children, no process, directory or
+    /dev/shm entry left."""
+    shm0 = set(os.listdir("/dev/shm"))
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    p = subprocess.Popen([sys.executable, "-m", "hprm_core.cli", "bench", "gather", "--quick"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                         start_new_session=True, env=env)  # fmt: skip
+    try:
+        seen = [p.stdout.readline() for _ in range(after_lines)]  # "gather: <variant> ..."
+        time.sleep(1.0)  # into that variant's run
+        if how == "ctrl-c":
+            os.killpg(p.pid, signal.SIGINT)
+        else:
+            p.send_signal(signal.SIGTERM)
+        out = "".join(seen) + p.communicate(timeout=60)[0]
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+    assert p.returncode == 130, out
+    assert "hprm bench gather: interrupted" in out and "Traceback" not in out, out
+    time.sleep(0.5)  # children killed by the parent: gone once reaped
+    left = subprocess.run(["pgrep", "-f", "hprm-gather-|gather_baseline|hprm_core.cli rti"],
+                          capture_output=True, text=True).stdout  # fmt: skip
+    assert left == "", left
+    assert not list(Path(tempfile.gettempdir()).glob("hprm-gather-*"))
+    assert leaked_shm(shm0) == set()
 
 
 def test_bench_reactions_quick_writes_json_and_table(tmp_path):

@@ -166,7 +166,7 @@ def _row(variant: str, messages: int, seconds: list[float], runs: list[list[Any]
 
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("replay", __doc__.split("\n\n")[0])
-    p.add_argument("--runs", type=int, help=f"replays per variant (default {RUNS})")
+    p.add_argument("--runs", type=bench.at_least(1), help=f"replays per variant (default {RUNS})")
     p.add_argument("--seconds", type=float, help=f"length of the bag (default {SECONDS:g} s)")
     args = p.parse_args(argv)
     runs = args.runs or (QUICK_RUNS if args.quick else RUNS)

@@ -44,6 +44,24 @@ def parser(name: str, description: str) -> argparse.ArgumentParser:
     return p
 
 
+def at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a count (frames, runs, repeats): an integer >= ``minimum``,
+    refused at the command line otherwise (a 0 or a negative count used to run the
+    default, run nothing, or run until a timeout)."""
+
+    def count(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {n}")
+        return n
+
+    count.__name__ = "count"  # argparse names the type in its messages
+    return count
+
+
 def result(
     name: str,
     params: dict[str, Any],
@@ -118,7 +136,8 @@ def load(name: str) -> Callable[[list[str]], int]:
     eps = available()
     if name not in eps:
         known = ", ".join(sorted(eps)) or "none installed"
-        raise SystemExit(f"hprm bench: unknown benchmark {name!r} (available: {known})")
+        print(f"hprm bench: unknown benchmark {name!r} (available: {known})", file=sys.stderr)
+        raise SystemExit(2)  # a usage error, as argparse's
     return eps[name].load()
 
 

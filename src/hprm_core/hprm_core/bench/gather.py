@@ -68,7 +68,7 @@ def _pss_kb(pid: int) -> int:
 
 def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[int], float]:
     """(round latencies ns, federation PSS rise in MB) for one federation run."""
-    from hprm_core.launcher import Launch
+    from hprm_core.launcher import INTERRUPTED, Launch
 
     lines: list[str] = []
     env = {
@@ -110,6 +110,8 @@ def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[
     sampler.join()
     text = "\n".join(lines)
     m = re.search(r"LATENCIES ([\d,]+)", text)
+    if code == INTERRUPTED:
+        raise KeyboardInterrupt  # Ctrl-C reached the federation too: not its failure
     if code != 0 or not m:
         raise RuntimeError(f"hprm-{coordination} gather failed (exit {code}):\n{text[-3000:]}")
     # Baseline: the running federation (stores created, modules imported)
@@ -186,11 +188,11 @@ def _python_baseline(mode: str, mb: float, rounds: int, client: str) -> list[int
         srv = socket.socket(socket.AF_UNIX)
         srv.bind(path)
         srv.listen(CLIENTS)
-        procs = [
-            subprocess.Popen([sys.executable, "-c", _CLIENT, path, mode, client])
-            for _ in range(CLIENTS)
-        ]
-        conns = [srv.accept()[0] for _ in range(CLIENTS)]
+        # Each client in a session of its own: Ctrl-C reaches this process only, which
+        # stops them (no traceback from each); a client whose server died sees EOF.
+        procs: list[subprocess.Popen[bytes]] = []
+        conns: list[socket.socket] = []
+        blocks: list[shared_memory.SharedMemory] = []
 
         def recv_exact(c: socket.socket, n: int) -> bytearray:
             buf = bytearray(n)
@@ -205,9 +207,12 @@ def _python_baseline(mode: str, mb: float, rounds: int, client: str) -> list[int
 
         latencies = []
         try:
+            for _ in range(CLIENTS):
+                procs.append(subprocess.Popen([sys.executable, "-c", _CLIENT, path, mode, client],
+                                              start_new_session=True))  # fmt: skip
+            conns = [srv.accept()[0] for _ in range(CLIENTS)]
             for _ in range(rounds):
                 t0 = time.perf_counter_ns()
-                blocks = []
                 if mode == "pickle-socket":
                     data = pickle.dumps(payload, protocol=5)
                     frame = [length.pack(len(data)), data]
@@ -236,10 +241,18 @@ def _python_baseline(mode: str, mb: float, rounds: int, client: str) -> list[int
                         raise RuntimeError(f"{mode}: wrong reply size")
                     del back
                 latencies.append(time.perf_counter_ns() - t0)
-                for b in blocks:
+                while blocks:
+                    b = blocks.pop()
                     b.close()
                     b.unlink()
+        except BaseException:
+            for p in procs:  # interrupted, or a client failed: no waiting for the rest
+                p.kill()
+            raise
         finally:
+            for b in blocks:  # a round cut short: its blocks still named in /dev/shm
+                b.close()
+                b.unlink()
             for c in conns:
                 c.close()
             srv.close()

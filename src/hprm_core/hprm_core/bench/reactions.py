@@ -218,8 +218,8 @@ def measure(depth: int, width: int, tags: int, repeats: int) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("reactions", "Trivial reaction invocations per second vs asyncio callbacks")
-    p.add_argument("--depth", type=int, default=10, help="reactors in the chain")
-    p.add_argument("--width", type=int, default=10, help="sinks in the fan-out")
+    p.add_argument("--depth", type=bench.at_least(1), default=10, help="reactors in the chain")
+    p.add_argument("--width", type=bench.at_least(1), default=10, help="sinks in the fan-out")
     args = p.parse_args(argv)
     tags, repeats = (2_000, 1) if args.quick else (20_000, 3)
     doc = measure(args.depth, args.width, tags, repeats)

@@ -228,7 +228,9 @@ def plot(doc: dict[str, Any], path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("serialize", "Serialize/deserialize throughput, 5 MB array (paper Fig. 3)")
     p.add_argument("--plot", metavar="PATH", help="also draw the figure as a PNG")
-    p.add_argument("--repeats", type=int, help="measurements per variant (median reported)")
+    p.add_argument(
+        "--repeats", type=bench.at_least(1), help="measurements per variant (median reported)"
+    )
     args = p.parse_args(argv)
     repeats = args.repeats or (10 if args.quick else 200)
     doc = measure(repeats)

@@ -140,7 +140,9 @@ def plot(doc: dict[str, Any], path: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("store", "Time to place a numpy array into shared memory (paper Fig. 2)")
     p.add_argument("--plot", metavar="PATH", help="also draw the figure as a PNG")
-    p.add_argument("--repeats", type=int, help="measurements per point (median reported)")
+    p.add_argument(
+        "--repeats", type=bench.at_least(1), help="measurements per point (median reported)"
+    )
     args = p.parse_args(argv)
     sizes = QUICK_SIZES_MB if args.quick else SIZES_MB
     repeats = args.repeats or (5 if args.quick else 30)
