@@ -84,6 +84,13 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
         unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
         if unknown:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
+    for option in ("stp_offset", "busy_poll"):  # [NODE=]DURATION: None for every node
+        unknown = sorted({node for node, _ in getattr(args, option, [])} - {None, *names})
+        if unknown:
+            flag = "--" + option.replace("_", "-")
+            p.error(f"{flag} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
+    if getattr(args, "node_services", False) and not args.bridge:
+        p.error("--node-services reach ROS 2 through the gateway: add --bridge")
     if len(set(names)) != len(names):
         p.error(f"two nodes are named alike ({', '.join(names)}): give NAME=FILE")
     config = getattr(args, "bridge_config", None)
@@ -119,10 +126,7 @@ def _run(args: argparse.Namespace) -> int:
     # the gateway shares the nodes' STP offset; it does not spin (measured: no gain)
     for flag, given, shared in (("--stp-offset", args.stp_offset, timing),
                                 ("--busy-poll", args.busy_poll, every_node)):  # fmt: skip
-        by_node = dict(given)
-        unknown = sorted(set(by_node) - {None} - {n for n, _ in args.nodes})
-        if unknown:
-            raise SystemExit(f"hprm-ros run: {flag} names no node {', '.join(unknown)}")
+        by_node = dict(given)  # every name known (_check)
         if None in by_node:
             shared.extend([flag, by_node[None]])
         for n, _ in args.nodes:
@@ -130,9 +134,6 @@ def _run(args: argparse.Namespace) -> int:
                 per_node.setdefault(n, []).extend([flag, by_node[n]])
     extra = {}
     if args.node_services:
-        if not args.bridge:
-            raise SystemExit("hprm-ros run: --node-services reach ROS 2 through the gateway: "
-                             "add --bridge")  # fmt: skip
         os.environ[NODE_SERVICES] = "1"  # the nodes' processes inherit it
     if args.bridge:  # the RTI gives it the topics the nodes leave open
         extra[GATEWAY_NAME] = [sys.executable, "-m", "hprm_bridge.gateway", GATEWAY_NAME, *timing]

@@ -81,8 +81,12 @@ def test_bad_command_lines_are_refused_before_anything_starts(tmp_path):
     ]:
         r = _hprm_ros(*args, timeout=60)
         assert r.returncode == 2 and why in r.stderr, (args, r.stderr)
-    r = _hprm_ros(NODES / "talker.py", "--busy-poll", "lisener=1 ms", timeout=60)
-    assert r.returncode == 1 and "--busy-poll names no node lisener" in r.stderr, r.stderr
+    for flag in ("--busy-poll", "--stp-offset"):  # usage errors naming the nodes there are
+        r = _hprm_ros(NODES / "talker.py", flag, "lisener=1 ms", timeout=60)
+        assert r.returncode == 2, r.stderr
+        assert f"{flag} names no node lisener (nodes: talker)" in r.stderr, r.stderr
+    r = _hprm_ros(NODES / "talker.py", "--node-services", timeout=60)
+    assert r.returncode == 2 and "add --bridge" in r.stderr, r.stderr
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])

@@ -55,15 +55,12 @@ def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
-    import os
 
     from hprm_core import rti, rti_process
     from hprm_core.errors import AssemblyError
     from hprm_core.tag import duration
 
-    secret = os.environ.get("HPRM_SECRET")
-    if not secret:
-        args.parser.error("set HPRM_SECRET to the federation's shared secret")
+    secret = _secret(args)
     if isinstance(args.federates, int) and (
         args.after or args.break_cycles or args.coordination != "centralized"
     ):
@@ -86,19 +83,28 @@ def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
     return rti_process.run_rti(server, args.remove_dir, duration(args.signal_grace) / 1e9)
 
 
-def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
+def _secret(args: argparse.Namespace) -> str:
+    """The federation's shared secret, from --secret-file (kept out of the process's
+    environment, which /proc shows) or else $HPRM_SECRET; a usage error if neither."""
     import os
 
+    secret = os.environ.get("HPRM_SECRET", "")
+    if args.secret_file:
+        try:
+            with open(args.secret_file, encoding="utf-8") as f:
+                secret = f.read().strip()
+        except OSError as exc:
+            args.parser.error(f"--secret-file: {exc.strerror}: {args.secret_file}")
+    if not secret:
+        args.parser.error("give the federation secret in HPRM_SECRET or --secret-file")
+    return secret
+
+
+def _cmd_federate(args: argparse.Namespace, rest: list[str]) -> int:
     from hprm_core.federate import exit_code, run_federate
     from hprm_core.federation import RTI_WAIT_S
 
-    if args.secret_file:
-        with open(args.secret_file, encoding="utf-8") as f:
-            secret = f.read().strip()
-    else:
-        secret = os.environ.get("HPRM_SECRET", "")
-    if not secret:
-        args.parser.error("give the federation secret in HPRM_SECRET or --secret-file")
+    secret = _secret(args)
     return exit_code(
         args.name,
         lambda: run_federate(
@@ -130,6 +136,20 @@ def duration_arg(text: str) -> str:
     return text
 
 
+def seconds_arg(text: str) -> float:
+    """A wait in seconds: a duration as every other option takes ("2 s", "500 ms"), or a
+    bare number of seconds, as ``--rti-wait`` always took."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        from hprm_core.tag import duration
+
+        return duration(duration_arg(text)) / 1e9
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative; a wait must be >= 0")
+    return seconds
+
+
 def federates_arg(text: str) -> int | list[str]:
     """``--federates``: a count, or names in id order."""
     if text.isdigit():
@@ -159,15 +179,23 @@ def after_arg(text: str) -> tuple[str, int]:
 _PASS_THROUGH = ("bench",)
 
 
+SECRET_FILE_HELP = "file holding the federation's shared secret (else $HPRM_SECRET)"
+
+
+def _run_options(p: argparse.ArgumentParser) -> None:
+    """What ``run`` and ``federate`` both take about running a program."""
+    p.add_argument("--fast", action="store_true", help="do not wait for physical time")
+    p.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "2 s"')
+    p.add_argument("--trace", metavar="PATH", help="write one JSON line per reaction execution")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="hprm", description="HPRM deterministic reactor runtime")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run a reactor program")
     r.add_argument("program", help="Python file defining a @main reactor")
-    r.add_argument("--fast", action="store_true", help="do not wait for physical time")
-    r.add_argument("--timeout", type=duration_arg, help='stop at this logical time, e.g. "2 s"')
-    r.add_argument("--trace", metavar="PATH", help="write one JSON line per reaction execution")
+    _run_options(r)
     r.set_defaults(func=_cmd_run, parser=r)
 
     g = sub.add_parser("graph", help="print the program's dataflow diagram")
@@ -184,18 +212,16 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("name", help="the federate (top-level reactor) to run, or to name this one")
     f.add_argument("--rti", required=True, help="RTI address: unix:/path or tcp:host:port")
     f.add_argument("--federation", required=True, help="federation id (the RTI's)")
-    f.add_argument("--secret-file", help="file holding the shared secret (else $HPRM_SECRET)")
+    f.add_argument("--secret-file", help=SECRET_FILE_HELP)
     f.add_argument("--listen-dir", help="private directory for peer sockets (decentralized)")
     f.add_argument(
         "--rti-wait",
-        type=float,
-        metavar="S",
-        help="seconds to wait for the RTI to listen, for launch systems that may start it "
-        "after the federates (default: 10)",
+        type=seconds_arg,
+        metavar="DURATION",
+        help="how long to wait for the RTI to listen, for launch systems that may start it "
+        'after the federates ("2 s", or seconds; default: 10 s)',
     )
-    f.add_argument("--fast", action="store_true")
-    f.add_argument("--timeout", type=duration_arg)
-    f.add_argument("--trace", metavar="PATH")
+    _run_options(f)
     f.set_defaults(func=_cmd_federate, parser=f)
 
     rt = sub.add_parser("rti", help="run the RTI of a federation")
@@ -231,7 +257,10 @@ def build_parser() -> argparse.ArgumentParser:
         "a loop of federates without --after (ROS nodes in a feedback loop); "
         "otherwise such a loop is refused as a causality loop",
     )
-    rt.add_argument("--start-delay", type=duration_arg, default="250 ms")
+    rt.add_argument("--secret-file", help=SECRET_FILE_HELP)
+    rt.add_argument("--start-delay", type=duration_arg, default="250 ms", metavar="DURATION",
+                    help="the start time: this far after the last federate is ready, "
+                    "so every federate has it before it is due (default: 250 ms)")  # fmt: skip
     rt.add_argument(
         "--signal-grace",
         type=duration_arg,

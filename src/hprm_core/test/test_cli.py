@@ -233,3 +233,14 @@ def test_a_negative_timeout_through_the_api_is_refused():
 
     with pytest.raises(ValueError, match="timeout must not be negative, got '-5 s'"):
         Environment(Idle(), timeout="-5 s")
+
+
+def test_rti_wait_takes_a_duration_or_seconds_as_before():
+    import argparse
+
+    from hprm_core.cli import seconds_arg
+
+    assert seconds_arg("2 s") == 2.0 and seconds_arg("500 ms") == 0.5 and seconds_arg("3") == 3.0
+    for bad, message in (("-1", "negative"), ("soon", "cannot parse duration")):
+        with pytest.raises(argparse.ArgumentTypeError, match=message):
+            seconds_arg(bad)

@@ -43,14 +43,19 @@ def _federate_cmd(program, name, address, federation, *extra):
     ]
 
 
-def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
+def _run_by_hand_over_tcp(program, names, federation, timeout=60, secret_file=None, **env):
     """``hprm rti`` on TCP and ``hprm federate`` for each of ``names``, placed
     by hand as a launch system (or other hosts) would; every process must
-    exit 0. Returns each federate's output, by name. Nothing is left running."""
+    exit 0. Returns each federate's output, by name. Nothing is left running.
+    ``secret_file``: every process reads the secret there (none in the environment)."""
     env = dict(os.environ, HPRM_SECRET="tcp-secret", PYTHONUNBUFFERED="1", **env)
+    extra = []
+    if secret_file:
+        del env["HPRM_SECRET"]
+        extra = ["--secret-file", str(secret_file)]
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     rti = subprocess.Popen(
-        _rti_cmd("tcp:127.0.0.1:0", len(names), federation),
+        [*_rti_cmd("tcp:127.0.0.1:0", len(names), federation), *extra],
         **popen,
     )  # fmt: skip
     feds = []
@@ -58,7 +63,8 @@ def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
         address = next(line.split()[1] for line in rti.stdout if line.startswith("RTI_ADDRESS"))
         assert address.startswith("tcp:127.0.0.1:")
         feds = [
-            subprocess.Popen(_federate_cmd(program, n, address, federation), **popen) for n in names
+            subprocess.Popen(_federate_cmd(program, n, address, federation, *extra), **popen)
+            for n in names
         ]
         outs = dict(zip(names, (f.communicate(timeout=timeout)[0] for f in feds), strict=True))
         assert [f.returncode for f in feds] == [0] * len(names), outs
@@ -69,6 +75,23 @@ def _run_by_hand_over_tcp(program, names, federation, timeout=60, **env):
                 p.kill()
                 p.wait()
     return outs
+
+
+def test_the_rti_and_the_federates_read_the_secret_from_a_file(tmp_path):
+    """Out of the environment (which /proc shows to the same user): --secret-file, for
+    the RTI as for each federate; a missing file is a usage error naming it."""
+    secret = tmp_path / "secret"
+    secret.write_text("file-secret\n")
+    secret.chmod(0o600)
+    outs = _run_by_hand_over_tcp(
+        EXAMPLES / "federated_pipeline.py", ("sensor", "processor", "actuator"), "f5",
+        secret_file=secret,
+    )  # fmt: skip
+    assert "actuator: 10 commands applied" in outs["actuator"], outs
+    missing = tmp_path / "nope"
+    r = subprocess.run([*_rti_cmd("tcp:127.0.0.1:0", 1, "f6"), "--secret-file", str(missing)],
+                       capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert r.returncode == 2 and f"--secret-file: No such file or directory: {missing}" in r.stderr
 
 
 def test_federates_started_by_hand_over_tcp_share_the_rtis_clock():

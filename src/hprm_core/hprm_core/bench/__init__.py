@@ -38,7 +38,9 @@ ENTRY_POINT_GROUP = "hprm.benchmarks"
 
 def parser(name: str, description: str) -> argparse.ArgumentParser:
     """An argument parser with the options every benchmark takes."""
-    p = argparse.ArgumentParser(prog=f"hprm bench {name}", description=description)
+    # a module docstring's first paragraph, its reST literals made plain for --help
+    plain = description.replace("``", "")
+    p = argparse.ArgumentParser(prog=f"hprm bench {name}", description=plain)
     p.add_argument("--quick", action="store_true", help="fewer iterations (for smoke tests)")
     p.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     return p

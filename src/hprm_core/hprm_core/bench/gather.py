@@ -325,7 +325,9 @@ def measure(sizes: tuple[float, ...], rounds: int, warmup: int, client: str) -> 
 
 def main(argv: list[str] | None = None) -> int:
     p = bench.parser("gather", "Broadcast + gather of large arrays to 4 clients (paper Fig. 4)")
-    p.add_argument("--client", choices=["forward", "copy"], default="forward")
+    p.add_argument("--client", choices=["forward", "copy"], default="forward",
+                   help="what each client sends back: the array it got (forward, default: "
+                   "by reference where the transport allows) or a copy it made")  # fmt: skip
     p.add_argument("--sizes", help="comma-separated MB sizes (default 1,5,10,25,50)")
     p.add_argument("--plot", metavar="PATH", help="write a PNG (log-scale latency vs size)")
     args = p.parse_args(argv)
