@@ -234,13 +234,18 @@ def test_the_example_pipeline_launches_ported_and_plain(read_until, own_tmp):
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100),
                TMPDIR=own_tmp)  # fmt: skip
     proc = subprocess.Popen(_launch([launch_file, "ported:=false", "frames:=50"]), **_piped(env))
+    lines = []
     try:
         lines = read_until(proc, 60, lambda lines: sum("CMD " in x for x in lines) >= 5)
         plain = [x for x in lines if "CMD " in x]
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        proc.communicate(timeout=60)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: then ros2 launch's own SIGINT to each
+        out = "".join(lines) + proc.communicate(timeout=60)[0]
     assert len(plain) >= 5, plain
+    # the second SIGINT came during the nodes' clean-up: it used to end each in a traceback
+    assert "Traceback" not in out, out[-3000:]
+    for node in ("camera", "detector", "planner", "controller"):
+        assert re.search(rf"\[INFO\] \[{node}-\d+\]: process has finished cleanly", out), out
     assert os.listdir(own_tmp) == []
 
 

@@ -1,6 +1,7 @@
 """Camera node: a seeded synthetic rgb8 video on /camera/image_raw."""
 
 import array
+import signal
 
 import numpy as np
 import rclpy
@@ -56,7 +57,8 @@ def main(args=None):
     try:
         rclpy.spin(node)
     except KeyboardInterrupt:
-        pass
+        # ros2 launch passes Ctrl-C on as a second SIGINT: let the clean-up below finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         print(f"camera: published {node.sent} frames", flush=True)
         node.destroy_node()

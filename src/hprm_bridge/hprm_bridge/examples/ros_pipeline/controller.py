@@ -5,6 +5,7 @@ Prints one line per command, ``CMD <camera stamp ns> <linear.x> <angular.z>
 stamp (what a ROS 2 user measures)."""
 
 import math
+import signal
 import time
 
 import rclpy
@@ -43,7 +44,8 @@ def main(args=None):
     try:
         rclpy.spin(node)
     except KeyboardInterrupt:
-        pass
+        # ros2 launch passes Ctrl-C on as a second SIGINT: let the clean-up below finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         print(f"controller: sent {node.sent} commands", flush=True)
         node.destroy_node()

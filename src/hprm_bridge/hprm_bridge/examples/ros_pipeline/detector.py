@@ -1,5 +1,7 @@
 """Detector node: the bright square's centroid and area, per image."""
 
+import signal
+
 import numpy as np
 import rclpy
 from geometry_msgs.msg import PointStamped
@@ -41,7 +43,8 @@ def main(args=None):
     try:
         rclpy.spin(node)
     except KeyboardInterrupt:
-        pass
+        # ros2 launch passes Ctrl-C on as a second SIGINT: let the clean-up below finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         print(f"detector: received {node.seen} images", flush=True)
         node.destroy_node()

@@ -1,6 +1,7 @@
 """Planner node: a goal pose towards the detection, in the robot's frame."""
 
 import math
+import signal
 
 import rclpy
 from geometry_msgs.msg import PointStamped, PoseStamped
@@ -40,7 +41,8 @@ def main(args=None):
     try:
         rclpy.spin(node)
     except KeyboardInterrupt:
-        pass
+        # ros2 launch passes Ctrl-C on as a second SIGINT: let the clean-up below finish
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     finally:
         print(f"planner: received {node.seen} detections", flush=True)
         node.destroy_node()
