@@ -147,12 +147,12 @@ def self_paced(feds: Mapping[int, FederateState]) -> list[int]:
     paced = []
     for f in feds.values():
         loop: set[int] = set()
-        stack = [*(k for k, _ in f.upstream), *f.unwaited]
+        stack = [*[k for k, _ in f.upstream], *f.unwaited]
         while stack:
             k = stack.pop()
             if k != f.id and k not in loop:
                 loop.add(k)
-                stack.extend([*(j for j, _ in feds[k].upstream), *feds[k].unwaited])
+                stack.extend([*[j for j, _ in feds[k].upstream], *feds[k].unwaited])
         if not loop or not all(feds[k].reactive for k in loop):
             continue
         # answers at their cause's logical time; ours into the loop a microstep later at least

@@ -203,7 +203,7 @@ class RTI:
                 for k, _ in f.upstream:
                     self.feds[k].downstream.add(f.id)
             self.all_joined.set()
-            loop = find_loop(w for f in self.feds.values() for w in f.waits)
+            loop = find_loop([w for f in self.feds.values() for w in f.waits])
             if loop is not None:
                 log.error("%s", loop)
                 self.failure = loop

@@ -78,5 +78,5 @@ class RtiOutbox:
         finally:
             del batch[:end]
             if gates:
-                self._gates = deque((s - end, n) for s, n in gates)
+                self._gates = deque([(s - end, n) for s, n in gates])
         return True

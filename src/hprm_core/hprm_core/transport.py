@@ -210,7 +210,7 @@ class Connection:
                 if sent < len(data):
                     self._write([memoryview(data)[sent:]])
             else:
-                self._write([memoryview(header), *(memoryview(p).cast("B") for p in parts)])
+                self._write([memoryview(header), *[memoryview(p).cast("B") for p in parts]])
 
     def send_encoded(self, frames: bytes | bytearray) -> None:
         """Send frames queued with :func:`append_frame` (several at once: one syscall)."""
