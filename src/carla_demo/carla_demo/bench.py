@@ -29,6 +29,13 @@ from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
 QUICK_FRAMES, QUICK_WARMUP = 20, 5
+NOTES = (
+    "transport_ms: the middleware's share of a frame, its latency minus the compute on its "
+    "critical path (sim -> detector -> fusion -> sim); to_*_ms split it by hop",
+    "overhead_ms: median minus the floor's median; on a model-bound frame it moves with the "
+    "detector's time more than with the middleware's (negative where the variant's detector "
+    "happened to run faster): read transport_ms",
+)
 
 
 def _percentile(sorted_ms: list[float], q: float) -> float:
@@ -163,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
             ratios[f"ros2/{v} median"] = by["ros2"]["median_ms"] / by[v]["median_ms"]
         if v in by and "ros2-shm" in by:
             ratios[f"ros2-shm/{v} median"] = by["ros2-shm"]["median_ms"] / by[v]["median_ms"]
-    doc = bench.result("carla-ab", params, rows, ratios)
+    doc = bench.result("carla-ab", params, rows, ratios, notes=NOTES)
     doc["latencies_ms"] = {
         v: [r["latency_ns"] / 1e6 for run in runs for r in run["frames"][run["warmup"] :]]
         for v, runs in results.items()

@@ -76,6 +76,9 @@ def test_the_bench_runs_hprm_three_times_per_coordination_and_matches_the_floor(
         assert 0 < rows[variant]["detector_ms"] < rows[variant]["median_ms"], rows[variant]
     assert (tmp_path / "ab.png").stat().st_size > 10_000
     assert "median_ms" in r.stdout and "hprm-decentralized" in r.stdout  # the table
+    # how to read transport and overhead, under the table and in the JSON
+    assert [n.split(":")[0] for n in doc["notes"]] == ["transport_ms", "overhead_ms"]
+    assert "note: overhead_ms: median minus the floor's median" in r.stdout
 
 
 def test_hprm_report_has_every_frame_in_order(floor):

@@ -69,8 +69,11 @@ def result(
     params: dict[str, Any],
     rows: Sequence[dict[str, Any]],
     ratios: dict[str, float] | None = None,
+    notes: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """Build the result document, stamped with the machine it ran on."""
+    """Build the result document, stamped with the machine it ran on. ``notes``: how to
+    read a column whose name cannot say it all (printed under the table, kept in the
+    JSON)."""
     doc: dict[str, Any] = {
         "benchmark": name,
         "params": dict(params),
@@ -83,6 +86,8 @@ def result(
     }
     if ratios:
         doc["ratios"] = dict(ratios)
+    if notes:
+        doc["notes"] = list(notes)
     return doc
 
 
@@ -115,6 +120,7 @@ def format_table(doc: dict[str, Any]) -> str:
         )
     for k, v in doc.get("ratios", {}).items():
         lines.append(f"ratio {k}: {_fmt(v)}")
+    lines += [f"note: {n}" for n in doc.get("notes", [])]
     return "\n".join(lines)
 
 
