@@ -203,8 +203,11 @@ def main(argv: list[str] | None = None) -> int:
         # Its federation would wait for it forever (the RTI starts no one until all joined).
         logging.getLogger("hprm.porting").error(
             "node file %s ended without spinning a node: a ported node file creates its "
-            "node and calls rclpy.spin(node), as under ros2 run; it never joined",
+            "node and calls rclpy.spin(node), as under ros2 run; it never joined%s",
             args.node,
+            " (it is an HPRM reactor program, @main: run it with hprm run)"
+            if _SETTINGS.get("reactor_program")
+            else "",
         )
         return 1
     return code
@@ -216,7 +219,10 @@ def _run_node_code(node: str) -> int:
         if ":" in node and not os.path.exists(node):
             module, _, func = node.partition(":")
             return int(getattr(importlib.import_module(module), func)() or 0)
-        runpy.run_path(node, run_name="__main__")
+        found = runpy.run_path(node, run_name="__main__")
+        _SETTINGS["reactor_program"] = any(
+            isinstance(v, type) and "_hprm_main_options" in vars(v) for v in found.values()
+        )
         return 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -195,8 +195,10 @@ def test_graph_names_a_node_that_fails_before_spin(tmp_path):
         ("x = 1\n", "ended without spinning a node"),  # ends, exit 0, never joins
         ("import rclpy\n\ndef setup():\n    raise RuntimeError('no camera found')\n\nsetup()\n",
          "failed before rclpy.spin()"),
+        ("from hprm_core import Reactor, main\n\n@main\nclass P(Reactor):\n    pass\n",
+         "ended without spinning a node"),  # an hprm program, run on its own, then ends
     ],
-    ids=["never-spins", "raises"],
+    ids=["never-spins", "raises", "reactor-program"],
 )  # fmt: skip
 def test_a_node_that_never_joins_stops_the_run_and_says_why(tmp_path, code, message):
     """Its federation would wait for it forever: the run ends (status 1) with one error
@@ -207,6 +209,7 @@ def test_a_node_that_never_joins_stops_the_run_and_says_why(tmp_path, code, mess
     assert r.returncode == 1, r.stdout + r.stderr
     out = r.stdout + r.stderr
     assert f"node file {node} {message}" in out and "camera exited with code 1" in out
+    assert ("run it with hprm run" in out) == ("@main" in code), out
     if "raise" in code:
         assert f'File "{node}", line 4, in setup' in out and "no camera found" in out
         assert "porting.py" not in out and "runpy" not in out
