@@ -57,7 +57,7 @@ check_compiled() {
 stamp="$HPRM_VENV/.hprm-installed"
 want="$(cat "$HPRM_ROOT"/tools/requirements-dev.txt "$HPRM_ROOT"/src/*/setup.py "$HPRM_ROOT"/src/*/setup.cfg "$HPRM_ROOT"/src/*/pyproject.toml "$HPRM_ROOT"/src/hprm_bridge/hprm_bridge/backends/*.c 2>/dev/null | sha256sum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  echo "hprm: installing packages into $HPRM_VENV (first run takes a minute)" >&2
+  echo "hprm: installing packages into $HPRM_VENV (the first run takes a few minutes: it compiles the runtime)" >&2
   "$HPRM_VENV/bin/python" -m pip install -q --upgrade pip >&2
   if command -v "${CC:-cc}" >/dev/null 2>&1 && ! has_python_headers; then
     # Debian/Ubuntu ship Python's C headers separately; hprm_core's compiled build needs them.
