@@ -84,8 +84,9 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
         unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
         if unknown:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
-    for option in ("stp_offset", "busy_poll"):  # [NODE=]DURATION: None for every node
-        unknown = sorted({node for node, _ in getattr(args, option, [])} - {None, *names})
+    per_node = ("stp_offset", "busy_poll") if args.command == "run" else ()  # [NODE=]VALUE
+    for option in per_node:  # NODE None: every node
+        unknown = sorted({node for node, _ in getattr(args, option)} - {None, *names})
         if unknown:
             flag = "--" + option.replace("_", "-")
             p.error(f"{flag} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
