@@ -2,7 +2,7 @@
 
 ``arenas``: what this test process holds of the object store (arena fds, arena mappings),
 checked empty after the test along with /dev/shm and the process's fds. The object-store
-tests use it on every test (``autouse`` in their files), and ask for it by name where a
+tests use it on every test (``usefixtures`` in their files), and ask for it by name where a
 test counts arenas itself.
 """
 

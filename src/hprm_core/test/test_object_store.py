@@ -31,10 +31,8 @@ from hprm_core.object_store import (
 MiB = 1 << 20
 
 
-@pytest.fixture(autouse=True)
-def no_leaks(arenas):
-    """Every test: nothing new in /dev/shm, no arena fd or mapping left (conftest)."""
-    return arenas
+# Every test: nothing new in /dev/shm, no arena fd or mapping left (conftest's arenas).
+pytestmark = pytest.mark.usefixtures("arenas")
 
 
 def attach_all(amap, store, owner="producer"):
