@@ -145,8 +145,8 @@ def seconds_arg(text: str) -> float:
         from hprm_core.tag import duration
 
         return duration(duration_arg(text)) / 1e9
-    if seconds < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative; a wait must be >= 0")
+    if not 0 <= seconds < float("inf"):  # nan and inf too: a wait must end
+        raise argparse.ArgumentTypeError(f"{text!r}: a wait must be a number of seconds >= 0")
     return seconds
 
 

@@ -241,6 +241,7 @@ def test_rti_wait_takes_a_duration_or_seconds_as_before():
     from hprm_core.cli import seconds_arg
 
     assert seconds_arg("2 s") == 2.0 and seconds_arg("500 ms") == 0.5 and seconds_arg("3") == 3.0
-    for bad, message in (("-1", "negative"), ("soon", "cannot parse duration")):
+    for bad, message in (("-1", "must be a number of seconds >= 0"), ("nan", ">= 0"),
+                         ("inf", ">= 0"), ("soon", "cannot parse duration")):  # fmt: skip
         with pytest.raises(argparse.ArgumentTypeError, match=message):
             seconds_arg(bad)
