@@ -89,8 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--runs", type=bench.at_least(1), default=RUNS, help=f"runs per variant (default {RUNS})"
     )
-    p.add_argument("--seed", type=int, default=0,
-                   help="the world's and the random weights' seed (default 0)")  # fmt: skip
+    p.add_argument(
+        "--seed", type=int, default=0, help="the world's and the random weights' seed (default 0)"
+    )
     p.add_argument("--policy-weights", metavar="PATH", help="a carla-roach checkpoint")
     p.add_argument("--detector-weights", metavar="PATH", help="a yolov8n.onnx")
     p.add_argument("--carla-host", help="a CARLA server (default: the embedded world)")

@@ -55,7 +55,6 @@ def _cmd_graph(args: argparse.Namespace, rest: list[str]) -> int:
 
 
 def _cmd_rti(args: argparse.Namespace, rest: list[str]) -> int:
-
     from hprm_core import rti, rti_process
     from hprm_core.errors import AssemblyError
     from hprm_core.tag import duration
