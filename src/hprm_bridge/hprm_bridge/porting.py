@@ -220,9 +220,10 @@ def _run_node_code(node: str) -> int:
             module, _, func = node.partition(":")
             return int(getattr(importlib.import_module(module), func)() or 0)
         found = runpy.run_path(node, run_name="__main__")
-        _SETTINGS["reactor_program"] = any(
-            isinstance(v, type) and "_hprm_main_options" in vars(v) for v in found.values()
-        )
+        if not _SETTINGS.get("spun"):  # for the error main() then gives: what was it?
+            _SETTINGS["reactor_program"] = any(
+                isinstance(v, type) and "_hprm_main_options" in vars(v) for v in found.values()
+            )
         return 0
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -148,6 +148,7 @@ class Launch:
         output: Callable[[str], None] | None,
     ) -> None:
         self.names = list(commands)
+        self.first_failure = 0  # the exit status of the first process that failed
         self.output = output or _print_line
         self.dir = tempfile.mkdtemp(prefix="hprm-")
         os.chmod(self.dir, 0o700)
@@ -205,39 +206,47 @@ class Launch:
                 raise RuntimeError("the RTI did not start listening in time")
             time.sleep(0.01)
 
-    def wait(self) -> int:
+    def wait(self, raise_interrupt: bool = False) -> int:
         """Wait for every process; the first non-zero exit code wins (0 if none).
 
         SIGTERM (e.g. from ``timeout`` or a process manager) is handled like
-        Ctrl-C: the federation is torn down and the directory removed."""
-        first_failure = 0
+        Ctrl-C: the federation is torn down and the directory removed, and the
+        status is :data:`INTERRUPTED`, or with ``raise_interrupt`` the
+        KeyboardInterrupt goes on to the caller (a benchmark running federations
+        as parts of a longer job, which must stop too, not report a failure)."""
         try:
             with sigterm_as_interrupt():
-                while True:
-                    running = False
-                    for name, proc in self.procs.items():
-                        code = proc.poll()
-                        if code is None:
-                            running = True
-                        elif code != 0 and not first_failure:
-                            first_failure = code if code > 0 else 128 - code
-                            self.output(
-                                f"[launcher] {name} exited with code {code}; stopping the rest"
-                            )
-                            self._deadline = time.monotonic() + GRACE_S
-                    if not running:
-                        break
-                    if first_failure and time.monotonic() > getattr(self, "_deadline", 0):
-                        self.terminate()
-                        break
-                    time.sleep(0.02)
+                self._watch()
         except KeyboardInterrupt:
             self.output("[launcher] interrupted: stopping the federation")
             self.terminate()
-            first_failure = first_failure or INTERRUPTED
+            if raise_interrupt:
+                raise
+            self.first_failure = self.first_failure or INTERRUPTED
         finally:
             self.cleanup()
-        return first_failure
+        return self.first_failure
+
+    def _watch(self) -> None:
+        """Poll until every process ended, or the rest were stopped after one failed
+        (its exit status: ``first_failure``)."""
+        deadline = 0.0
+        while True:
+            running = False
+            for name, proc in self.procs.items():
+                code = proc.poll()
+                if code is None:
+                    running = True
+                elif code != 0 and not self.first_failure:
+                    self.first_failure = code if code > 0 else 128 - code
+                    self.output(f"[launcher] {name} exited with code {code}; stopping the rest")
+                    deadline = time.monotonic() + GRACE_S
+            if not running:
+                return
+            if self.first_failure and time.monotonic() > deadline:
+                self.terminate()
+                return
+            time.sleep(0.02)
 
     def terminate(self) -> None:
         """SIGTERM the federates (each then asks for a federation-wide stop, so
@@ -267,9 +276,10 @@ class Launch:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def launch(program: str | Path, **kwargs: Any) -> int:
-    """Run a federated program to completion; returns the exit code."""
-    return Launch(program, **kwargs).wait()
+def launch(program: str | Path, raise_interrupt: bool = False, **kwargs: Any) -> int:
+    """Run a federated program to completion; returns the exit code
+    (``raise_interrupt``: :meth:`Launch.wait`'s)."""
+    return Launch(program, **kwargs).wait(raise_interrupt)
 
 
 def rti_command(private_dir: str, federates_arg: list[str], federation: str) -> list[str]:

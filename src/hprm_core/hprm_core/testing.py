@@ -33,7 +33,7 @@ import re
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from hprm_core.launcher import Launch
 
@@ -130,9 +130,7 @@ def run_examples(module: str) -> None:
         ours = module.split(".")[0]
         if exc.name is None or exc.name.split(".")[0] == ours:
             raise
-        import pytest  # only under pytest: a test that cannot run here is a skip
-
-        pytest.skip(f"{module} needs {exc.name}, not installed here")
+        _skip(f"{module} needs {exc.name}, not installed here")
     report: list[str] = []
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
     tests = doctest.DocTestFinder().find(mod, module)
@@ -140,12 +138,16 @@ def run_examples(module: str) -> None:
         runner.run(test, out=report.append)
     result = runner.summarize(verbose=False)
     if result.attempted == 0:
-        import pytest
-
         if any(test.examples for test in tests):
-            pytest.skip(f"every example in {module} is marked doctest: +SKIP")
+            _skip(f"every example in {module} is marked doctest: +SKIP")
         # compiled (mypyc): doctest sees no function of a C extension; from source it does
-        pytest.skip(f"doctest finds no example in {module} as loaded ({mod.__file__})")
+        _skip(f"doctest finds no example in {module} as loaded ({mod.__file__})")
     assert result.failed == 0, (
         f"{result.failed} of {result.attempted} examples failed:\n" + "".join(report)
     )
+
+
+def _skip(why: str) -> NoReturn:
+    import pytest  # only under pytest: a check that cannot run here is a skip
+
+    pytest.skip(why)

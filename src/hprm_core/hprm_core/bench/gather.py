@@ -68,7 +68,7 @@ def _pss_kb(pid: int) -> int:
 
 def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[int], float]:
     """(round latencies ns, federation PSS rise in MB) for one federation run."""
-    from hprm_core.launcher import INTERRUPTED, Launch
+    from hprm_core.launcher import Launch
 
     lines: list[str] = []
     env = {
@@ -105,13 +105,11 @@ def _hprm(coordination: str, mb: float, rounds: int, client: str) -> tuple[list[
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    code = run.wait()
+    code = run.wait(raise_interrupt=True)  # Ctrl-C: the whole benchmark stops
     stop.set()
     sampler.join()
     text = "\n".join(lines)
     m = re.search(r"LATENCIES ([\d,]+)", text)
-    if code == INTERRUPTED:
-        raise KeyboardInterrupt  # Ctrl-C reached the federation too: not its failure
     if code != 0 or not m:
         raise RuntimeError(f"hprm-{coordination} gather failed (exit {code}):\n{text[-3000:]}")
     # Baseline: the running federation (stores created, modules imported)

@@ -79,7 +79,7 @@ def _federation(
     pure_python: bool = False,
 ) -> tuple[int, list[int]]:
     """Run the bench program as a real federation; (receiver wall ns, samples)."""
-    from hprm_core.launcher import INTERRUPTED, launch
+    from hprm_core.launcher import launch
 
     lines: list[str] = []
     env_before = dict(os.environ)
@@ -93,14 +93,12 @@ def _federation(
     if pure_python:  # the federate processes run every module from source
         os.environ["HPRM_PURE_PYTHON"] = "1"
     try:
-        code = launch(PROGRAM, output=lines.append)
+        code = launch(PROGRAM, raise_interrupt=True, output=lines.append)  # Ctrl-C: all stop
     finally:
         os.environ.clear()
         os.environ.update(env_before)
     text = "\n".join(lines)
     m = re.search(r"SAMPLES (\d+) ([\d,]*)", text)
-    if code == INTERRUPTED:
-        raise KeyboardInterrupt  # Ctrl-C reached the federation too: not its failure
     if code != 0 or not m:
         raise RuntimeError(f"{shape}/{coordination} federation failed (exit {code}):\n{text}")
     return int(m.group(1)), [int(x) for x in m.group(2).split(",") if x]
