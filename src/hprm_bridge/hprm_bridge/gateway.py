@@ -19,7 +19,13 @@ numpy views, and cross to ported nodes by shared-memory reference.
 
 - the parameter services of each ported node (``ros2 param``) are served here
   and carried to the node as tagged calls (:mod:`hprm_bridge.parameter_services`);
-  the nodes' ``/rosout`` lines leave as any topic does.
+  the nodes' ``/rosout`` lines leave as any topic does;
+- services cross both ways (:mod:`hprm_bridge.service_ports`): a ported node's
+  service that no ported node calls is served here to ROS 2 (``ros2 service
+  call``, plain rclpy clients), each call entering the federation at its arrival
+  as the parameter services' do; a service that ported nodes call and none of
+  them serves is called here on ROS 2, each answer entering at its arrival. A
+  call made before a ROS 2 server is matched waits for one (rclpy would drop it).
 
 Backends (:mod:`hprm_bridge.backends`): real rclpy where it is importable and
 knows the types carried, else the ROS-free wire client (:mod:`hprm_bridge.wire`),
@@ -51,7 +57,7 @@ from typing import Any
 
 import yaml
 
-from hprm_bridge import parameter_services, raw_message
+from hprm_bridge import messages, parameter_services, raw_message, service_ports
 from hprm_bridge.backends import KINDS
 from hprm_bridge.bridge_config import (
     LATENESS,
@@ -124,7 +130,10 @@ def bridged_topics(
 
 def _bridged(config: BridgeConfig, topic: str) -> bool:
     # ros2 param's way in: a bridge config's patterns choose topics, not these
-    return config.bridged(topic) or parameter_services.is_parameter_topic(topic)
+    if parameter_services.is_parameter_topic(topic):
+        return True
+    service = service_ports.service_of(topic)
+    return config.bridged(topic if service is None else service)
 
 
 class Gateway(Reactor):
@@ -149,7 +158,8 @@ class Gateway(Reactor):
         self._stop = threading.Event()
         self._spinner: threading.Thread | None = None
         self._publishers: dict[str, Callable[[Any], None]] = {}  # topic -> publish
-        self._pending: dict[int, Callable[..., None]] = {}  # parameter calls: token -> reply
+        self._pending: dict[int, Callable[..., None]] = {}  # calls from ROS 2: token -> reply
+        self._clients: dict[str | None, Callable[..., None]] = {}  # service -> send (_client)
         self._calls = 0
         self._actions: list[tuple[BridgedTopic, PhysicalAction]] = []
         self._late_handlers = {t.topic: late_handler(t.lateness) for t in self.topics
@@ -161,7 +171,7 @@ class Gateway(Reactor):
         self._lock = threading.Lock()
         self.add_reaction(self._start, self.startup, name="start")
         for i, t in enumerate(self.topics):
-            if t.direction == "out" and parameter_services.is_parameter_topic(t.topic):
+            if t.direction == "out" and _carries_replies(t):
                 inp = Input(topic=t.topic, msg_type=t.msg_type)
                 self.attach(t.port or f"outof{i}", inp)
                 self.add_reaction(self._answer(inp), inp, name=f"answer{i}")
@@ -176,7 +186,9 @@ class Gateway(Reactor):
             else:
                 inp = Input(topic=t.topic, msg_type=t.msg_type)
                 self.attach(t.port or f"outof{i}", inp)
-                if t.bridged:  # else its messages end here
+                if t.bridged and _is_service(t):  # ported nodes' calls to a ROS 2 service
+                    self.add_reaction(self._call(t, inp), inp, name=f"call{i}")
+                elif t.bridged:  # else its messages end here
                     self.add_reaction(self._publisher_of(t, inp), inp, name=f"leave{i}")
         self.add_reaction(self._finish, self.shutdown, name="finish")
 
@@ -195,7 +207,11 @@ class Gateway(Reactor):
             types += [parameter_services.srv_type(name) for name in parameter_services.SERVICES]
         self._backend = open_backend(self.backend_kind, self.node_name, types, loop=self)
         for t in crossing:
-            if t.direction == "out" and not parameter_services.is_parameter_topic(t.topic):
+            if (
+                t.direction == "out"
+                and not parameter_services.is_parameter_topic(t.topic)
+                and not _is_service(t)
+            ):
                 qos = _qos_of(t)
                 self._publishers[t.topic] = self._backend.publisher(
                     t.msg_type, t.topic, qos or QOS_DEFAULT.with_(depth=t.depth),
@@ -207,6 +223,12 @@ class Gateway(Reactor):
             node = parameter_services.node_of(t.topic)
             if node is not None:
                 self._serve_parameters(node, action)
+                continue
+            if _is_service(t) and t.topic.endswith("/request"):
+                self._serve(t, action)
+                continue
+            if _is_service(t):  # the replies of a ROS 2 service ported nodes call
+                self._clients[service_ports.service_of(t.topic)] = self._client(t, action)
                 continue
             self._backend.subscription(
                 t.msg_type, t.topic, self._arrival(t, action),
@@ -242,12 +264,67 @@ class Gateway(Reactor):
             self._backend.service(parameter_services.srv_type(name), request, response,
                                   f"{node}/{name}", call(name), owner=node)  # fmt: skip
 
+    def _serve(self, t: BridgedTopic, action: PhysicalAction) -> None:
+        """A ported node's service, to ROS 2: each call enters the federation at its
+        arrival as a call of the gateway's (:mod:`hprm_bridge.service_ports`)."""
+        srv = messages.service_class(t.msg_type)
+        servers = self._owners(t.topic, "reads")
+        if len(servers) > 1:
+            log.warning("gateway: %s serve %s; the first answer to each call is ROS 2's",
+                        " and ".join(servers), service_ports.service_of(t.topic))  # fmt: skip
+
+        def called(reply: Callable[..., None], fields: Any) -> None:
+            with self._lock:
+                self._calls += 1
+                token = self._calls
+                self._pending[token] = reply
+            action.schedule((_CALLER, token, _message(srv.Request, fields)))
+
+        self._backend.service(t.msg_type, *_halves(srv), service_ports.service_of(t.topic),
+                              called, owner=servers[0])  # fmt: skip
+
+    def _client(self, t: BridgedTopic, action: PhysicalAction) -> Callable[..., None]:
+        """A ROS 2 service that ported nodes call and none of them serves: each answer
+        enters the federation at its arrival, as a topic's message does."""
+        service = service_ports.service_of(t.topic)
+        assert service is not None
+        srv = messages.service_class(t.msg_type)
+        callers = self._owners(service_ports.request_topic(service), "writes")
+        call = self._backend.client(t.msg_type, *_halves(srv), service, owner=callers[0])
+
+        def send(caller: str, seq: int, request: Any) -> None:
+            fields = {f: getattr(request, f) for f, _ in request._hprm_fields}
+            call(fields, lambda answer: action.schedule(
+                (caller, seq, _message(srv.Response, answer))))  # fmt: skip
+
+        return send
+
+    def _call(self, t: BridgedTopic, inp: Input) -> Callable[[], None]:
+        def call() -> None:
+            send = self._clients.get(service_ports.service_of(t.topic))
+            for caller, seq, request in inp.value:
+                if send is not None:
+                    send(caller, seq, request)
+
+        return call
+
     def _answer(self, inp: Input) -> Any:
+        """Replies to the calls the gateway carried in: ``(token, fields)`` from a node's
+        parameter services, ``(caller, token, response)`` from a service."""
+
         def answer() -> None:
-            for token, fields in inp.value:
+            for value in inp.value:
+                if len(value) == 3:
+                    caller, token, response = value
+                    if caller != _CALLER:
+                        continue
+                    fields = {f: getattr(response, f) for f, _ in response._hprm_fields}
+                else:
+                    token, fields = value
                 with self._lock:
-                    reply = self._pending.pop(token)
-                reply(**fields)
+                    reply = self._pending.pop(token, None)  # None: another server answered
+                if reply is not None:
+                    reply(**fields)
 
         return answer
 
@@ -326,6 +403,38 @@ class Gateway(Reactor):
         for topic, n in sorted(self.late.items()):
             log.warning("gateway: %d late message(s) on %s (stamp + offset behind arrival)", n,
                         topic)  # fmt: skip
+
+
+_CALLER = "ros2_gateway#ros2"  # the gateway's calls, as service_ports names callers
+
+
+def _is_service(t: BridgedTopic) -> bool:
+    return service_ports.service_of(t.topic) is not None
+
+
+def _carries_replies(t: BridgedTopic) -> bool:
+    """Replies to calls the gateway carried in: a node's parameter services', or a
+    ported service's (whose callers, if any, are all on the ROS 2 side)."""
+    if parameter_services.is_parameter_topic(t.topic):
+        return True
+    return _is_service(t) and t.bridged and t.topic.endswith("/reply")
+
+
+def _halves(srv: Any) -> tuple[str, str]:
+    """The ``.msg`` text of a service's request and response fields (what backends take)."""
+    from hprm_bridge.wire.typesys import default_registry
+
+    types = default_registry()
+    return (types.msg_definition(srv.Request._hprm_type),
+            types.msg_definition(srv.Response._hprm_type))  # fmt: skip
+
+
+def _message(cls: type, fields: Any) -> Any:
+    """A request or response of HPRM's class from the fields a backend took."""
+    msg = cls()
+    for name, value in vars(fields).items():
+        setattr(msg, name, messages.adopt(value))
+    return msg
 
 
 # Topics every rclpy node publishes, with the QoS rcl gives them (Humble's

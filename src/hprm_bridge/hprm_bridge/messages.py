@@ -43,7 +43,7 @@ from rosbags.interfaces import Nodetype
 from hprm_bridge import message_pickle
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
 
-__all__ = ["adopt", "install", "message_class", "message_module", "uninstall"]
+__all__ = ["adopt", "install", "message_class", "message_module", "service_class", "uninstall"]
 
 _IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": "uint8",
               "bool": "boolean"}  # fmt: skip
@@ -68,19 +68,55 @@ def message_class(ros_type: str, registry: TypeRegistry | None = None) -> type:
         return cls
 
 
-def message_module(package: str, registry: TypeRegistry | None = None) -> types.ModuleType:
-    """A ``package.msg`` module whose attributes are the package's message classes."""
+def service_class(srv_type: str, registry: TypeRegistry | None = None) -> type:
+    """The class of service ``pkg/srv/Name``, as rosidl makes it: what ``create_service``
+    and ``create_client`` take, its ``Request`` and ``Response`` message classes inside.
+
+    Example::
+
+        >>> AddTwoInts = service_class("example_interfaces/srv/AddTwoInts")
+        >>> AddTwoInts.Request(a=2, b=3)
+        example_interfaces.srv.AddTwoInts_Request(a=2, b=3)
+    """
+    cls = _classes.get(srv_type)
+    if cls is not None:
+        return cls
     reg = registry or default_registry()
-    prefix = f"{package}/msg/"
-    names = sorted(t[len(prefix) :] for t in reg.known() if t.startswith(prefix))
-    module = types.ModuleType(f"{package}.msg", f"ROS 2 messages of {package} (HPRM)")
+    request, response = reg.service_halves(srv_type)
+    name = request[: -len("_Request")]
+    pkg, _, short = name.split("/")
+    with _lock:
+        cls = _classes.get(name)
+        if cls is None:
+            cls = _classes[name] = type(short, (), {
+                "__module__": f"{pkg}.srv", "__qualname__": short, "_hprm_type": name,
+                "Request": message_class(request, reg), "Response": message_class(response, reg),
+            })  # fmt: skip
+        _classes[srv_type] = cls
+        return cls
+
+
+def message_module(package: str, registry: TypeRegistry | None = None) -> types.ModuleType:
+    """A ``package.msg`` module whose attributes are the package's message classes
+    (``package.srv`` with ``kind="srv"``: its service classes)."""
+    return _interface_module(package, "msg", registry)
+
+
+def _interface_module(package: str, kind: str, registry: TypeRegistry | None) -> types.ModuleType:
+    reg = registry or default_registry()
+    prefix = f"{package}/{kind}/"
+    known = reg.known() if kind == "msg" else reg.services()
+    names = sorted(t[len(prefix) :] for t in known if t.startswith(prefix))
+    make = message_class if kind == "msg" else service_class
+    what = "message" if kind == "msg" else "service"
+    module = types.ModuleType(f"{package}.{kind}", f"ROS 2 {what}s of {package} (HPRM)")
 
     def __getattr__(attr: str) -> type:
         if attr in names:
-            cls = message_class(prefix + attr, reg)
+            cls = make(prefix + attr, reg)
             setattr(module, attr, cls)
             return cls
-        raise AttributeError(f"module '{package}.msg' has no message {attr!r}")
+        raise AttributeError(f"module '{package}.{kind}' has no {what} {attr!r}")
 
     module.__getattr__ = __getattr__  # type: ignore[method-assign]
     module.__all__ = names
@@ -225,7 +261,7 @@ def _as_array(value: Any, dtype: np.dtype[Any], typecode: str, field: str) -> np
 
 def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     base = reg.message_class(ros_type)
-    pkg, _, name = ros_type.split("/")
+    pkg, interface, name = ros_type.split("/")  # interface: msg, or srv for a service's half
     fields = reg.fields(ros_type)
     slots = [f for f, _ in fields]
     field_types = {f: _type_string(desc) for f, desc in fields}
@@ -279,7 +315,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             f"{f}={_sequence_repr(v) if f in sequences else repr(v)}"
             for f, v in ((f, getattr(self, f)) for f in slots)
         )
-        return f"{pkg}.msg.{name}({inner})"
+        return f"{pkg}.{interface}.{name}({inner})"
 
     def __eq__(self: Any, other: Any) -> bool:
         if type(other) is not type(self):
@@ -312,7 +348,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "__repr__": __repr__,
             "__eq__": __eq__,
             "__hash__": None,
-            "__module__": f"{pkg}.msg",
+            "__module__": f"{pkg}.{interface}",
             "__qualname__": name,
             "get_fields_and_field_types": classmethod(get_fields_and_field_types),
             "__reduce_ex__": message_pickle.reduce,  # flat: message_pickle says why
@@ -349,8 +385,8 @@ def _new_messages(ros_type: str, reg: TypeRegistry, n: int) -> list[Any]:
 
 
 class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers ``import <pkg>.msg`` (and the bare ``<pkg>``) for packages the
-    registry knows, before any installed ROS 2 package could."""
+    """Answers ``import <pkg>.msg`` and ``<pkg>.srv`` (and the bare ``<pkg>``) for
+    packages the registry knows, before any installed ROS 2 package could."""
 
     def __init__(self, registry: TypeRegistry | None) -> None:
         self.registry = registry
@@ -358,11 +394,11 @@ class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         pkg, _, sub = fullname.partition(".")
-        if sub not in ("", "msg"):
+        if sub not in ("", "msg", "srv"):
             return None
         if self._packages is None:
             reg = self.registry or default_registry()
-            self._packages = {t.split("/", 1)[0] for t in reg.known()}
+            self._packages = {t.split("/", 1)[0] for t in [*reg.known(), *reg.services()]}
         if pkg not in self._packages:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=not sub)
@@ -370,7 +406,7 @@ class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         pkg, _, sub = spec.name.partition(".")
         if sub:
-            return message_module(pkg, self.registry)
+            return _interface_module(pkg, sub, self.registry)
         module = types.ModuleType(pkg, f"ROS 2 interfaces of {pkg} (HPRM)")
         module.__path__ = []
         return module

@@ -114,6 +114,12 @@ def federate_names() -> tuple[str, str]:
     return _SETTINGS.get("federation") or "", _SETTINGS.get("name") or ""
 
 
+def describing() -> bool:
+    """True in ``hprm-ros graph``'s pass, where spinning writes the node's ports instead of
+    running it."""
+    return bool(_SETTINGS.get("describe"))
+
+
 def run_node(node: Any) -> int:
     """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own."""
     from hprm_core import run
@@ -121,7 +127,7 @@ def run_node(node: Any) -> int:
 
     _SETTINGS["spun"] = True
     reactor = node._as_reactor()
-    if _SETTINGS.get("describe"):  # hprm-ros graph: the node's ports, not a run
+    if describing():  # hprm-ros graph: the node's ports, not a run
         from hprm_core.structure import describe_ports
 
         with open(_SETTINGS["describe"], "w") as f:
@@ -144,6 +150,7 @@ def run_node(node: Any) -> int:
         options=options,
         listen_dir=_SETTINGS.get("listen_dir"),
         labels={ROS_NODE_LABEL: node.get_fully_qualified_name()},
+        on_graph=node._check_connections,
     )
 
 

@@ -14,6 +14,7 @@ import json
 import os
 import select
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -138,6 +139,36 @@ def in_netns() -> Callable[[list[str]], list[str]]:
         return ["unshare", "-n", "sh", "-c", f'{NETNS_SETUP} && exec "$0" "$@"', *argv]
 
     return wrap
+
+
+@pytest.fixture
+def bridge_env() -> Callable[..., dict[str, str]]:
+    """``bridge_env(backend="wire")``: an ``hprm-ros run --bridge``'s environment: its own
+    DDS domain, loopback only, and the gateway's backend named (the tests without ROS use
+    the wire client, as a machine without ROS 2 does; those marked ros2 say which one
+    they check)."""
+
+    def env(backend: str = "wire") -> dict[str, str]:
+        return dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(_fresh_domain()),
+                    ROS_LOCALHOST_ONLY="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
+
+    return env
+
+
+@pytest.fixture
+def stop_node() -> Callable[[subprocess.Popen], str]:
+    """``stop_node(proc)``: SIGINT (what a ROS 2 node expects), then SIGKILL if it does
+    not end; its output."""
+
+    def stop(proc: subprocess.Popen) -> str:
+        proc.send_signal(signal.SIGINT)
+        try:
+            return proc.communicate(timeout=10)[0]
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return proc.communicate()[0]
+
+    return stop
 
 
 @pytest.fixture

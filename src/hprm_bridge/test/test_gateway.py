@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from hprm_bridge.gateway import BridgedTopic, bridged_topics, nodes_behind
-from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core.assembly import open_ports
 from hprm_core.structure import ConnectionSpec, FederationGraph
 
@@ -96,14 +95,6 @@ PLAIN = {
 }
 
 
-def _env(backend="wire"):
-    """A run's environment: its own DDS domain, and the gateway's backend named (the
-    tests without ROS use the wire client, as a machine without ROS 2 does; those
-    marked ros2 say which one they check)."""
-    return dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()),
-                ROS_LOCALHOST_ONLY="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
-
-
 def _plain(role, seconds, env, rclpy=False):
     if rclpy:
         argv = [sys.executable, str(NODES / ("listener.py" if role == "listen" else "greeter.py"))]
@@ -111,16 +102,6 @@ def _plain(role, seconds, env, rclpy=False):
         argv = [sys.executable, "-c", textwrap.dedent(PLAIN[role]), str(seconds)]
     return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)  # fmt: skip
-
-
-def _stop(proc):
-    """SIGINT (what a ROS 2 node expects), then SIGKILL if it does not end."""
-    proc.send_signal(signal.SIGINT)
-    try:
-        return proc.communicate(timeout=10)[0]
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        return proc.communicate()[0]
 
 
 def _federation(node, env, *extra, timeout="3 s"):
@@ -135,13 +116,13 @@ COORDINATIONS = {
 
 
 @pytest.mark.parametrize("coordination", COORDINATIONS)
-def test_a_ported_talker_reaches_a_plain_ros2_listener(coordination):
-    env = _env()
+def test_a_ported_talker_reaches_a_plain_ros2_listener(coordination, bridge_env, stop_node):
+    env = bridge_env()
     listener = _plain("listen", 25, env)
     try:
         r = _federation("talker.py", env, *COORDINATIONS[coordination])
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"talker\.pub0 -> ros2_gateway\.outof\d+ \(topic /chatter\)", r.stdout)
     heard = re.findall(r"^PLAIN (\d+[ab])$", out, re.M)
@@ -156,23 +137,23 @@ def test_a_ported_talker_reaches_a_plain_ros2_listener(coordination):
 
 
 @pytest.mark.parametrize("coordination", COORDINATIONS)
-def test_a_plain_ros2_talker_reaches_a_ported_listener(coordination):
-    env = _env()
+def test_a_plain_ros2_talker_reaches_a_ported_listener(coordination, bridge_env, stop_node):
+    env = bridge_env()
     talker = _plain("talk", 30, env)
     try:
         r = _federation("listener.py", env, *COORDINATIONS[coordination])
     finally:
-        _stop(talker)
+        stop_node(talker)
     assert r.returncode == 0, r.stdout + r.stderr
     heard = [int(n) for n in re.findall(r"^\[listener\] HEARD plain(\d+)$", r.stdout, re.M)]
     assert len(heard) > 20 and heard == list(range(heard[0], heard[0] + len(heard))), heard
     assert re.search(r"gateway: (\d+) messages in", r.stdout)
 
 
-def test_a_gateway_with_nothing_open_takes_no_ports_and_the_run_goes_on():
+def test_a_gateway_with_nothing_open_takes_no_ports_and_the_run_goes_on(bridge_env):
     r = subprocess.run(
         [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
-         "--timeout", "20 ms"], capture_output=True, text=True, timeout=120, env=_env(),
+         "--timeout", "20 ms"], capture_output=True, text=True, timeout=120, env=bridge_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert "federate ros2_gateway takes the open topics: none" in r.stdout
@@ -181,7 +162,7 @@ def test_a_gateway_with_nothing_open_takes_no_ports_and_the_run_goes_on():
 
 
 def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_node_link(
-    tmp_path,
+    tmp_path, bridge_env
 ):
     """--node-services: pinger and ponger, which talk only to each other, give
     the gateway their /rosout (denied here: it stays off ROS 2) and their
@@ -193,7 +174,7 @@ def test_node_services_give_the_gateway_logs_and_parameter_calls_and_delay_no_no
     r = subprocess.run(
         [*HPRM_ROS, str(NODES / "pinger.py"), str(NODES / "ponger.py"), "--bridge",
          "--node-services", "--bridge-config", str(config), "--timeout", "20 ms"],
-        capture_output=True, text=True, timeout=120, env=_env(),
+        capture_output=True, text=True, timeout=120, env=bridge_env(),
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     taken = re.search(r"federate ros2_gateway takes the open topics: (.*)", r.stdout).group(1)
@@ -260,17 +241,17 @@ def _events(out):
             out.splitlines() if line.startswith("EVENT|")]  # fmt: skip
 
 
-def test_a_ported_nodes_parameter_declarations_reach_parameter_events():
+def test_a_ported_nodes_parameter_declarations_reach_parameter_events(bridge_env, stop_node):
     """As under rclpy, every declaration of a ported node is announced on
     ``/parameter_events`` (what ``ros2 param`` caches and rqt_reconfigure
     watch), naming the node."""
-    env = _env()
+    env = bridge_env()
     listener = _listener(PARAMETER_EVENTS_LISTENER, 200, env)
     try:
         time.sleep(1)
         r = _federation("tuner.py", env, "--node-services", timeout="1 s")
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     events = _events(out)
     assert events and {e[0][0] for e in events} == {"/tuner"}, out
@@ -290,17 +271,17 @@ node.create_subscription("hprm_msgs/msg/FederateStatus", "/hprm/federate_status"
 """
 
 
-def test_ported_nodes_report_their_federates_on_federate_status():
+def test_ported_nodes_report_their_federates_on_federate_status(bridge_env, stop_node):
     """``ros2 topic echo /hprm/federate_status``: each ported node reports RUNNING
     at its first tag and then once per second of logical time, with the latest
     tag it completed, and FINISHED at its shutdown tag."""
-    env = _env()
+    env = bridge_env()
     listener = _listener(STATUS_LISTENER, 200, env)
     try:
         time.sleep(1)
         r = _federation("tuner.py", env, "--node-services", timeout="2500 ms")
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     reports = [line.split("|")[1:] for line in out.splitlines() if line.startswith("STATUS|")]
     assert [(fed, state) for _, fed, state, _ in reports] == [
@@ -314,16 +295,16 @@ def test_ported_nodes_report_their_federates_on_federate_status():
     assert [t - start for t in completed[1:]] == [900_000_000, 1_900_000_000, 2_400_000_000]
 
 
-def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
+def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags(bridge_env, stop_node):
     """What rqt_console and ``ros2 topic echo /rosout`` read: each line the
     ported node prints, with its level, logger name and calling function, the
     lines logged in callbacks stamped with the callback's logical time."""
-    env = _env()
+    env = bridge_env()
     listener = _listener(ROSOUT_LISTENER, 20, env)
     try:
         r = _federation("log_probe.py", env, "--node-services", timeout="10 s")
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = [line.split("|")[1:] for line in out.splitlines() if line.startswith("LOG|")]
     assert [(name, level, msg) for name, level, _, _, msg in lines[:8]] == [
@@ -341,14 +322,14 @@ def test_a_ported_nodes_log_lines_reach_rosout_stamped_with_their_tags():
 
 @pytest.mark.ros2
 @pytest.mark.parametrize("backend", ["rclpy", "wire"])
-def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway(backend):
+def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway(backend, bridge_env, stop_node):
     _needs_ros2_cli()
-    env = _env(backend)
+    env = bridge_env(backend)
     listener = _plain("listen", 0, env, rclpy=True)  # real rclpy listener.py
     try:
         r = _federation("talker.py", env)
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(re.findall(r"^HEARD \d+[ab]$", out, re.M)) > 100, out[-2000:]
     greeter = _plain("talk", 0, env, rclpy=True)  # real rclpy greeter.py, 100 Hz
@@ -356,7 +337,7 @@ def test_real_rclpy_nodes_talk_with_ported_ones_through_the_gateway(backend):
         time.sleep(1)
         r = _federation("listener.py", env)
     finally:
-        _stop(greeter)
+        stop_node(greeter)
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(re.findall(r"^\[listener\] HEARD hello_\d+$", r.stdout, re.M)) > 100, r.stdout
     assert f"gateway ({backend}):" in r.stdout
@@ -381,14 +362,17 @@ STAMPED = """
 
 
 @pytest.mark.parametrize("lateness", ["drop", "clamp", "late_points:negate"])
-def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(lateness):
+def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(
+    lateness, bridge_env, stop_node
+):
     """Published in the order 2.0, 1.0, 1.5 (same stamp as 1.0), 99.0 (stamp
     already past): the ported node sees them in stamp order, ties in arrival
     order, each exactly at its stamp by its clock; the late one is counted and
     dropped, or delivered at its arrival (before the others: never after what
     was already processed), or handed to a handler (nodes/late_points.py, which
     negates it) and delivered at its arrival."""
-    env = dict(_env(), PYTHONPATH=os.pathsep.join([str(NODES), os.environ.get("PYTHONPATH", "")]))
+    path = os.pathsep.join([str(NODES), os.environ.get("PYTHONPATH", "")])
+    env = dict(bridge_env(), PYTHONPATH=path)
     piped = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stamper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STAMPED)], **piped)
     proc = subprocess.Popen(
@@ -396,7 +380,7 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(laten
          "--tag-policy", "/points=header_stamp", "--lateness", lateness], **piped,
     )  # fmt: skip
     out = proc.communicate(timeout=180)[0]
-    stamper_out = _stop(stamper)
+    stamper_out = stop_node(stamper)
     assert proc.returncode == 0, out + stamper_out
     points = re.findall(r"^\[stamp_listener\] POINT (\S+) past_stamp=(-?\d+)$", out, re.M)
     on_time = [("1.0", "0"), ("1.5", "0"), ("2.0", "0")]
@@ -456,13 +440,15 @@ QOS_PEERS = {
 
 
 @pytest.mark.parametrize("client", ["wire", pytest.param("rclpy", marks=pytest.mark.ros2)])
-def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client):
+def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(
+    client, bridge_env, stop_node
+):
     """A best-effort talker (a camera driver's QoS) feeds a reliable-by-default
     ported listener, and a transient-local listener hears a ported talker: with
     the gateway's default QoS either pair is incompatible and nothing flows."""
     if client == "rclpy":
         _needs_ros2_cli()
-    env = _env(client)  # the gateway on the same client as the plain endpoints
+    env = bridge_env(client)  # the gateway on the same client as the plain endpoints
 
     def plain(role):
         argv = [sys.executable, "-c", textwrap.dedent(QOS_PEERS[client]), role, "60"]
@@ -474,7 +460,7 @@ def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client
         time.sleep(1)
         r = _federation("listener.py", env)
     finally:
-        _stop(talker)
+        stop_node(talker)
     assert r.returncode == 0, r.stdout + r.stderr
     heard = re.findall(r"^\[listener\] HEARD plain(\d+)$", r.stdout, re.M)
     assert len(heard) > 20, r.stdout + r.stderr
@@ -486,7 +472,7 @@ def test_the_gateway_matches_the_qos_of_the_plain_ros2_endpoints_it_finds(client
         time.sleep(1)
         r = _federation("talker.py", env)
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "publisher on '/chatter' now reliable, transient_local" in r.stdout + r.stderr
     assert len(re.findall(r"^LATCHED \d+[ab]$", out, re.M)) > 100, out[-2000:]
@@ -511,12 +497,12 @@ def _ros2(env, *args, timeout=60):
 
 
 @pytest.mark.ros2
-def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
+def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env):
     """While a ported talker and greeter run behind the gateway, ros2 node list
     shows them by their node names and namespaces (not their federates' names),
     ros2 node info lists what each publishes, ros2 topic echo receives it."""
     _needs_ros2_cli()
-    env = _env("rclpy")
+    env = bridge_env("rclpy")
     fed = _in_background(env, str(NODES / "talker.py"), str(NODES / "listener.py"),
                          "greeter2=" + str(NODES / "greeter.py"), "--bridge", "--remap",
                          "greeter2:chatter:=greetings", "--remap", "greeter2:__ns:=/robot",
@@ -545,7 +531,9 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway():
 @pytest.mark.ros2
 @pytest.mark.parametrize(("coordination", "backend"), [
     ("centralized", "rclpy"), ("decentralized", "rclpy"), ("centralized", "wire")])  # fmt: skip
-def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, backend, tmp_path):
+def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(
+    coordination, backend, tmp_path, bridge_env, stop_node
+):
     """Humble's own ``ros2 param`` on a ported node: each call goes through the
     gateway into the node's federate at a tag; a set passes the descriptor's
     range, read-only flag and the node's on-set callback, as under rclpy, and
@@ -553,7 +541,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, 
     federate status topic stays off ROS 2 (hprm_msgs is not in the sourced Humble,
     and rclpy can only carry the types it has)."""
     _needs_ros2_cli()
-    env = _env(backend)
+    env = bridge_env(backend)
     config = tmp_path / "bridge.yaml"
     config.write_text("deny: ['/hprm/.*']\n")
     listener = _listener(PARAMETER_EVENTS_LISTENER, 200, env)
@@ -596,7 +584,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, 
     finally:
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]
-        events = _events(_stop(listener))
+        events = _events(stop_node(listener))
     # /parameter_events: the one set that was made, none of the refused ones
     assert [e[2] for e in events if e[2]] == [["gain=2:7"]], events
     gains = re.findall(r"^\[tuner\] GAIN (\d+) LABEL (\w+)$", out, re.M)
@@ -607,17 +595,17 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(coordination, 
     assert f"gateway ({backend}):" in out
 
 
-def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path):
+def test_a_denied_topic_stays_off_ros2_and_the_run_goes_on(tmp_path, bridge_env, stop_node):
     config = tmp_path / "bridge.yaml"
     config.write_text("deny: ['/chatter']\n")
-    env = _env()
+    env = bridge_env()
     listener = _plain("listen", 20, env)
     try:
         r = subprocess.run([*HPRM_ROS, str(NODES / "talker.py"), "--bridge", "--timeout", "2 s",
                             "--bridge-config", str(config)],
                            capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
     finally:
-        out = _stop(listener)
+        out = stop_node(listener)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "gateway: /chatter is open but not bridged (the bridge config)" in r.stdout
     assert "PLAIN" not in out
@@ -650,20 +638,22 @@ RAW_WRITER = """
 
 
 @pytest.mark.parametrize("backend", [pytest.param("rclpy", marks=pytest.mark.ros2), "wire"])
-def test_malformed_samples_from_ros2_are_dropped_by_name_and_the_rest_delivered(backend):
+def test_malformed_samples_from_ros2_are_dropped_by_name_and_the_rest_delivered(
+    backend, bridge_env, stop_node
+):
     """Small messages cross the gateway undecoded (hprm_bridge.raw_message): a sample
     that is not a valid encoding of its type fails where the ported node decodes it,
     with a warning naming the topic, and the good samples around it still arrive."""
     if backend == "rclpy":
         _needs_ros2_cli()
-    env = _env(backend)
+    env = bridge_env(backend)
     writer = subprocess.Popen([sys.executable, "-c", textwrap.dedent(RAW_WRITER)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               text=True)  # fmt: skip
     try:
         r = _federation("listener.py", env, timeout="8 s")
     finally:
-        out = _stop(writer)
+        out = stop_node(writer)
     logs = r.stdout + r.stderr
     assert r.returncode == 0, logs
     heard = re.findall(r"^\[listener\] HEARD (raw\d)$", r.stdout, re.M)

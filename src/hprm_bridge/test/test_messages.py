@@ -15,6 +15,9 @@ from hprm_bridge import messages
 from hprm_bridge.wire import default_registry
 
 COMPARED = [
+    "example_interfaces/srv/AddTwoInts_Request",  # a service's halves: Name.Request in rclpy
+    "std_srvs/srv/SetBool_Response",
+    "rcl_interfaces/srv/GetParameters_Response",
     "std_msgs/msg/String",
     "std_msgs/msg/Header",
     "std_msgs/msg/Char",
@@ -101,6 +104,25 @@ def test_imports_resolve_to_these_classes_once_installed_even_with_ros_sourced()
     assert r.stdout.split() == ["sensor_msgs.msg", "True", "True", "True"]
 
 
+def test_service_imports_give_request_and_response_classes_that_pickle():
+    messages.install()
+    try:
+        from example_interfaces.srv import AddTwoInts
+        from std_srvs import srv
+
+        assert AddTwoInts is messages.service_class("example_interfaces/srv/AddTwoInts")
+        assert "Trigger" in srv.__all__
+        with pytest.raises(AttributeError, match=r"module 'std_srvs\.srv' has no service 'Nope'"):
+            srv.Nope  # noqa: B018
+    finally:
+        messages.uninstall()
+    request = AddTwoInts.Request(a=2, b=40)
+    assert repr(request) == "example_interfaces.srv.AddTwoInts_Request(a=2, b=40)"
+    assert pickle.loads(pickle.dumps(request)) == request
+    with pytest.raises(AssertionError, match="Invalid arguments"):
+        AddTwoInts.Response(total=1)
+
+
 def test_uninstall_forgets_the_modules():
     messages.install()
     try:
@@ -121,10 +143,13 @@ def test_field_types_and_default_reprs_match_real_rclpy():
         "import importlib, json, sys\n"
         "out = {}\n"
         "for t in json.loads(sys.argv[1]):\n"
-        "    pkg, _, name = t.split('/')\n"
-        "    cls = getattr(importlib.import_module(pkg + '.msg'), name)\n"
+        "    pkg, kind, name = t.split('/')\n"
+        "    module = importlib.import_module(pkg + '.' + kind)\n"
+        "    srv, _, half = name.rpartition('_')\n"
+        "    cls = getattr(module, name) if kind == 'msg' else "
+        "getattr(getattr(module, srv), half)\n"
         "    out[t] = [cls.get_fields_and_field_types(), repr(cls()) if 'Image' in t or "
-        "'String' in t or 'Header' in t or 'Twist' in t or 'Time' in t else '']\n"
+        "'String' in t or 'Header' in t or 'Twist' in t or 'Time' in t or 'srv' in t else '']\n"
         "print(json.dumps(out))\n"
     )
     env = dict(os.environ)

@@ -111,6 +111,33 @@ def test_unparsable_msg_names_the_file(tmp_path):
         types.resolve("pkg_bad/msg/Bad")
 
 
+def test_services_load_from_srv_files_and_the_humble_few(tmp_path):
+    """A ``.srv`` file's halves are ``_Request`` and ``_Response`` types (a relative
+    field type names the package's own message); an empty half gets rosidl's one member,
+    so its CDR is what ROS 2 sends."""
+    pkg = _pkg(tmp_path, "pkg_s", {"Pose2": "float64 x\nfloat64 y\n"})
+    (pkg / "srv").mkdir()
+    (pkg / "srv" / "Go.srv").write_text("Pose2 goal  # where\n---\nbool ok\n")
+    (pkg / "srv" / "Kick.srv").write_text("---\n")
+    (pkg / "srv" / "Bad.srv").write_text("int8 a\n---\nint8 b\n---\nint8 c\n")
+    types = TypeRegistry([tmp_path], use_ament_prefix_path=False)
+    assert {"pkg_s/srv/Go", "std_srvs/srv/Trigger"} <= set(types.services())
+    assert "pkg_s/srv/Go" not in types.known()  # a service is no message
+    request, response = types.service_halves("pkg_s/srv/Go")
+    assert (request, response) == ("pkg_s/srv/Go_Request", "pkg_s/srv/Go_Response")
+    assert [f for f, _ in types.fields(request)] == ["goal"]
+    goal = types.new("pkg_s/msg/Pose2", x=1.5, y=-2.0)
+    back = types.decode(types.encode(types.new(request, goal=goal), request), request)
+    assert (back.goal.x, back.goal.y) == (1.5, -2.0)
+    kick = types.service_halves("pkg_s/srv/Kick")[0]
+    assert [f for f, _ in types.fields(kick)] == ["structure_needs_at_least_one_member"]
+    assert [f for f, _ in types.fields("std_srvs/srv/SetBool_Response")] == ["success", "message"]
+    with pytest.raises(MsgParseError, match=r"Bad\.srv.*one '---' line.*found 2"):
+        types.service_halves("pkg_s/srv/Bad")
+    with pytest.raises(UnknownTypeError, match=r"unknown service type 'pkg_s/srv/Nope'.*Nope\.srv"):
+        types.service_halves("pkg_s/srv/Nope")
+
+
 def test_new_rejects_unknown_fields():
     types = TypeRegistry(use_ament_prefix_path=False)
     with pytest.raises(TypeError, match="no field"):

@@ -104,15 +104,20 @@ def run_self_described(
     listen_dir: str | None = None,
     rti_wait: float = RTI_WAIT_S,
     labels: dict[str, str] | None = None,
+    on_graph: Callable[[FederationGraph], None] | None = None,
 ) -> int:
     """Run ``reactor``, built by this process (a program's ``@main`` reactor, a
     ported ROS 2 node), as federate ``name`` of a federation whose RTI matches
     ports by topic; returns a process exit code. ``options``: as ``@main``'s.
     ``labels``: what the federate says of itself to the others
-    (``FederationGraph.labels``), e.g. the ROS 2 node name a gateway announces."""
+    (``FederationGraph.labels``), e.g. the ROS 2 node name a gateway announces.
+    ``on_graph``: shown the federation the RTI matched, before the start (what is
+    connected to what: a ported node warns of calls no one will answer)."""
     opts = _overridden(options or {}, fast, timeout)
     reactor.__dict__["name"] = name  # its ports read "NAME.port", as the graph names them
     graph = describe_self(reactor, name, rti, secret, federation, rti_wait, labels=labels)
+    if on_graph is not None:
+        on_graph(graph)
     return _join(reactor, name, graph, opts, trace, rti=rti, secret=secret,
                  federation=federation, listen_dir=listen_dir, rti_wait=rti_wait)  # fmt: skip
 

@@ -108,6 +108,7 @@ class RclpyBackend:
         self._gateway = f"/{node_name}"
         self._node_for([])
         self._followers: list[_Follower] = []
+        self._flushes: list[Callable[[], None]] = []  # one per client: sends what it can
         notify = _new_message_callback() if loop is not None else None
         self._in_loop = _InLoop(*notify, loop) if notify is not None else None
         self._arrivals = _Arrivals(self._context, takes_messages=self._in_loop is None)
@@ -189,6 +190,49 @@ class RclpyBackend:
 
         self._node_for([owner]).create_service(srv, name, serve)
 
+    def client(
+        self, srv_type: str, request: str, response: str, name: str, owner: str
+    ) -> Callable[[dict[str, Any], Callable[[Any], None]], None]:
+        """Calls are sent from the executor's thread (the gateway's reactor hands them over
+        through a guard condition: rclpy's ``call_async`` from another thread could miss a
+        fast reply), once a server is matched: rclpy drops a call no server sees."""
+        srv = ros_class(srv_type)
+        request_type = self._types.define(f"{srv_type}_RequestFields", request)
+        response_type = self._types.define(f"{srv_type}_ResponseFields", response)
+        node = self._node_for([owner])
+        client = node.create_client(srv, name)
+        types = self._types
+        unsent: list[tuple[Any, Callable[[Any], None]]] = []
+        lock = threading.Lock()
+
+        def send(req: Any, done: Callable[[Any], None]) -> None:
+            def answered(future: Any) -> None:
+                fields = messages.adopt(types.decode(serialize_message(future.result()),
+                                                     response_type))  # fmt: skip
+                done(SimpleNamespace(**{f: getattr(fields, f)
+                                        for f in fields.__dataclass_fields__}))  # fmt: skip
+
+            client.call_async(req).add_done_callback(answered)
+
+        def flush() -> None:  # in the executor: on a call, and on the matching timer
+            with lock:
+                if not unsent or not client.service_is_ready():
+                    return
+                waiting, unsent[:] = list(unsent), []
+            for req, done in waiting:
+                send(req, done)
+
+        wake = node.create_guard_condition(flush)
+
+        def call(fields: dict[str, Any], done: Callable[[Any], None]) -> None:
+            raw = types.encode(types.new(request_type, **fields), request_type)
+            with lock:
+                unsent.append((deserialize_message(bytes(raw), srv.Request), done))
+            wake.trigger()
+
+        self._flushes.append(flush)
+        return call
+
     def announce(self, nodes: list[str]) -> None:
         for fqn in nodes:  # a node with no endpoint here is still listed
             self._node_for([fqn])
@@ -202,6 +246,8 @@ class RclpyBackend:
         own = {(n.get_namespace(), n.get_name()) for n in self._nodes.values()}
         for follower in self._followers:
             follower.match(own)
+        for flush in self._flushes:
+            flush()
 
     def close(self) -> None:
         if self._in_loop is not None:
@@ -239,6 +285,7 @@ class _Arrivals:
         self._takes = takes_messages
         self.group = _Elsewhere()
         self._followers: list[_Follower] = []
+        self._flushes: list[Callable[[], None]] = []  # one per client: sends what it can
         self._wake = GuardCondition(None, None, context=context)  # the set changed, or close
         self._generation = 0  # bumped on every change: the thread builds its wait set anew
         self._closed = False
@@ -337,6 +384,7 @@ class _InLoop:
         self._set, self._callback, self._loop = setter, callback, loop
         self._fd = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
         self._followers: list[_Follower] = []
+        self._flushes: list[Callable[[], None]] = []  # one per client: sends what it can
         loop.add_reader(self, self._take_all)
 
     def fileno(self) -> int:

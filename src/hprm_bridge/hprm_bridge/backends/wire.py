@@ -60,17 +60,22 @@ class WireBackend:
         owner: str,
     ) -> None:
         def arrived(srv: Any, req: Any) -> None:
-            # the request's fields without rmw's header, as HPRM's message classes
-            fields = {f: getattr(req, f) for f in req.__dataclass_fields__
-                      if f not in ("client_guid", "sequence_number")}  # fmt: skip
-            for value in fields.values():
-                for item in value if isinstance(value, list) else ():
-                    messages.adopt(item)
-            called(lambda **answer: srv.reply(req, **answer), SimpleNamespace(**fields))
+            called(lambda **answer: srv.reply(req, **answer), _fields(req))
 
         srv = self._node.create_service(srv_type, request, response, name, arrived)
         reader, writer = _Gid(srv, 0), _Gid(srv, 1)
         self._own([owner], reader=reader, writer=writer)
+
+    def client(
+        self, srv_type: str, request: str, response: str, name: str, owner: str
+    ) -> Callable[[dict[str, Any], Callable[[Any], None]], None]:
+        client = self._node.create_client(srv_type, request, response, name)
+        self._own([owner], reader=_Gid(client, 0), writer=_Gid(client, 1))
+
+        def call(fields: dict[str, Any], done: Callable[[Any], None]) -> None:
+            client.call(lambda reply: done(_fields(reply)), **fields)
+
+        return call
 
     def announce(self, nodes: list[str]) -> None:
         self._node.announce_nodes([
@@ -86,8 +91,19 @@ class WireBackend:
         self._node.close()
 
 
+def _fields(envelope: Any) -> SimpleNamespace:
+    """A request's or reply's fields without rmw's header, as HPRM's message classes."""
+    fields = {f: getattr(envelope, f) for f in envelope.__dataclass_fields__
+              if f not in ("client_guid", "sequence_number")}  # fmt: skip
+    for value in fields.values():
+        for item in value if isinstance(value, list) else [value]:
+            if hasattr(item, "__dataclass_fields__"):
+                messages.adopt(item)
+    return SimpleNamespace(**fields)
+
+
 class _Gid:
-    """One of a service's two endpoints, by its GID."""
+    """One of a service's or a client's two endpoints, by its GID."""
 
     def __init__(self, srv: Any, end: int) -> None:
         self.gid = srv.gids[end]

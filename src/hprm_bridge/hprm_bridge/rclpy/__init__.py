@@ -18,8 +18,12 @@ from typing import Any
 
 from hprm_bridge.rclpy import logging
 from hprm_bridge.rclpy.node import Node, UnsupportedError
+from hprm_bridge.rclpy.task import Future
 
-__all__ = ["Node", "UnsupportedError", "create_node", "init", "logging", "ok", "shutdown", "spin"]
+__all__ = [
+    "Node", "UnsupportedError", "create_node", "init", "logging", "ok", "shutdown", "spin",
+    "spin_until_future_complete",
+]  # fmt: skip
 
 _state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
 
@@ -57,6 +61,13 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     from hprm_bridge import porting
 
+    if node._spun:
+        raise UnsupportedError(
+            f"node {node.get_name()} spins a second time: an HPRM federate joins its "
+            "federation once, so its main spins once (one rclpy.spin or "
+            "spin_until_future_complete)"
+        )
+    node._spun = True
     _state["spinning"].append(node)
     try:
         code = porting.run_node(node)
@@ -76,11 +87,23 @@ def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = N
     )
 
 
-def spin_until_future_complete(*args: Any, **kwargs: Any) -> None:
-    raise UnsupportedError(
-        "rclpy.spin_until_future_complete is not supported in an HPRM federate: futures come "
-        "from services and actions, which are not ported yet"
-    )
+def spin_until_future_complete(
+    node: Node, future: Future, executor: Any = None, timeout_sec: float | None = None
+) -> None:
+    """As rclpy's, for a node's main (a client that calls once, then exits): run the
+    node as :func:`spin` does until ``future`` is done, then stop the federation at the
+    next tag, as ``rclpy.shutdown()`` in a callback does. ``timeout_sec`` is logical
+    time from the start, like everything in a federate: the same in every run."""
+    from hprm_bridge import porting
+
+    if future.done():
+        return
+    future.add_done_callback(lambda _: node._reactor.request_stop())
+    if timeout_sec is not None:
+        node._stop_after(timeout_sec)
+    spin(node)
+    if porting.describing():  # hprm-ros graph wanted the ports: the future never ran
+        raise SystemExit(0)
 
 
 def get_global_executor() -> Any:

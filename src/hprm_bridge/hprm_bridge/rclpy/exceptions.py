@@ -12,7 +12,13 @@ __all__ = [
     "ParameterException",
     "ParameterImmutableException",
     "ParameterNotDeclaredException",
+    "UnsupportedError",
 ]
+
+
+class UnsupportedError(NotImplementedError):
+    """A part of rclpy that HPRM federates do not offer (yet): the message
+    names the call and why, instead of a silent no-op. HPRM's, not rclpy's."""
 
 
 class ParameterException(Exception):

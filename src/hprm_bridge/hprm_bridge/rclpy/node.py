@@ -13,7 +13,10 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
   value per tag, and two publishes in one callback would overwrite;
 - callbacks of one node run one at a time, in tag order; at one tag, in the
   order the node created its subscriptions and timers;
-- ``get_clock().now()`` inside a callback is the tag's logical time.
+- ``get_clock().now()`` inside a callback is the tag's logical time;
+- a service is a request port and a reply port (:mod:`hprm_bridge.service_ports`):
+  a client's ``call_async`` is answered at the same logical time, and its
+  future completes in the node's callbacks.
 """
 
 from __future__ import annotations
@@ -24,24 +27,23 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge import messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.raw_message import materialize
 from hprm_bridge.rclpy import federate_status, parameter_service, rosout
+from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
+from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
 from hprm_bridge.rclpy.qos import QoSProfile, as_profile
+from hprm_bridge.rclpy.service import Service
 from hprm_bridge.wire.errors import MalformedSampleError
-from hprm_bridge.wire.naming import normalize_type_name
+from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
 from hprm_core import Input, Output, Reactor, Timer
 from hprm_core.errors import AssemblyError
 from hprm_core.trigger import type_name
-
-
-class UnsupportedError(NotImplementedError):
-    """A part of rclpy that HPRM federates do not offer (yet): the message
-    names the call and why, instead of a silent no-op."""
 
 
 def _unsupported(call: str, why: str) -> Callable[..., Any]:
@@ -187,6 +189,8 @@ class Node:
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
+        self.services: list[Service] = []
+        self.clients: list[Client] = []
         self._clock = Clock(self._reactor)
         # On the ROS 2 graph through the gateway: /rosout and ros2 param (opt-in: more ports
         # on every node, more traffic to the gateway; see hprm_bridge README)
@@ -210,10 +214,11 @@ class Node:
             publish_event(list(self._params.values.values()), [], [])  # declared so far
             self._status = self._publisher(federate_status.TOPIC, federate_status.MSG_TYPE,
                                            "federate_status")  # fmt: skip
-        self._own_publishers = len(self._publishers)  # ahead of the node's pub0, pub1...
+        self._user_publishers = 0  # the node's own: pub0, pub1...
         sink = self._to_rosout if self._services else None
         self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
         self._finalized = False
+        self._spun = False
         self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
 
     # -- names --------------------------------------------------------------------
@@ -227,14 +232,18 @@ class Node:
     def get_fully_qualified_name(self) -> str:
         return f"{self._namespace.rstrip('/')}/{self._name}"
 
-    def resolve_topic_name(self, topic: str) -> str:
+    def resolve_topic_name(self, topic: str, *, only_expand: bool = False) -> str:
         """Expanded as ROS 2 does (namespace, ``~``), then remapped (``-r from:=to``,
         ``from`` as written or expanded)."""
         name = self._expand(topic)
+        if only_expand:
+            return name
         for src, dst in self._remaps.items():
             if not src.startswith("__") and (src == topic or self._expand(src) == name):
                 return self._expand(dst)
         return name
+
+    resolve_service_name = resolve_topic_name  # the same rules in rclpy
 
     def _expand(self, topic: str) -> str:
         if topic.startswith("/"):
@@ -311,7 +320,8 @@ class Node:
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
         self._check_open("create_publisher")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
-        pub = self._publisher(name, ros_type, f"pub{len(self._publishers) - self._own_publishers}")
+        pub = self._publisher(name, ros_type, f"pub{self._user_publishers}")
+        self._user_publishers += 1
         pub.qos_profile = as_profile(qos_profile)
         return pub
 
@@ -352,6 +362,51 @@ class Node:
         self._timers.append(handle)
         return handle
 
+    def create_service(
+        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], **kw: Any
+    ) -> Service:
+        self._check_open("create_service")
+        name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
+        requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type)
+        index = len(self.services)
+        self._reactor.attach(f"srv{index}_request", requests)
+        replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
+                                  f"srv{index}_reply")  # fmt: skip
+        service = Service(cls, name, callback, requests, replies)
+        self.services.append(service)
+        return service
+
+    def create_client(self, srv_type: Any, srv_name: str, **kw: Any) -> Client:
+        self._check_open("create_client")
+        name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
+        index = len(self.clients)
+        requests = self._publisher(service_ports.request_topic(name), cls._hprm_type,
+                                   f"client{index}_request")  # fmt: skip
+        replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
+        self._reactor.attach(f"client{index}_reply", replies)
+        client = Client(cls, name, f"{self.get_fully_qualified_name()}#{index}", requests, replies)
+        self.clients.append(client)
+        return client
+
+    @staticmethod
+    def _service_class(srv_type: Any) -> Any:
+        """HPRM's class of the service (rclpy's generated one, when the node imported
+        that, names the same type): its Request and Response cross between federates."""
+        try:
+            name = _ros_type(srv_type)
+        except (AssemblyError, InvalidNameError):
+            name = repr(srv_type)
+        if "/srv/" not in name:
+            raise TypeError(f"{name} is not a service type (pkg/srv/Name)")
+        return messages.service_class(name)
+
+    def destroy_service(self, service: Service) -> bool:
+        return True
+
+    def destroy_client(self, client: Client) -> bool:
+        client.destroy()
+        return True
+
     def destroy_publisher(self, publisher: Publisher) -> bool:
         return True
 
@@ -371,8 +426,6 @@ class Node:
     def get_clock(self) -> Clock:
         return self._clock
 
-    create_service = _unsupported("Node.create_service", "services are not ported yet")
-    create_client = _unsupported("Node.create_client", "services are not ported yet")
     get_topic_names_and_types = _unsupported(
         "Node.get_topic_names_and_types", "graph queries are not ported yet"
     )
@@ -398,6 +451,20 @@ class Node:
                 self._exits(_tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
             )
             triggers.append(handle._timer)
+        own = {s.srv_name for s in self.services} & {c.srv_name for c in self.clients}
+        if own:
+            raise UnsupportedError(
+                f"node {self._name} calls its own service {sorted(own)[0]}: a node's calls reach "
+                "other nodes' services only (call the service's callback directly)"
+            )
+        for service in self.services:
+            r.add_reaction(self._exits(service._answer), service._requests,
+                           name=f"on_{service._requests.name}")  # fmt: skip
+            triggers.append(service._requests)
+        for client in self.clients:
+            r.add_reaction(self._exits(client._receive), client._replies,
+                           name=f"on_{client._replies.name}")  # fmt: skip
+            triggers.append(client._replies)
         if self._services:  # /hprm/federate_status, then its last words at shutdown
             from hprm_bridge.porting import federate_names
 
@@ -420,13 +487,34 @@ class Node:
                 name="publish",
             )
         logging.getLogger("hprm.rclpy").debug(
-            "node %s: %d publishers, %d subscriptions, %d timers",
+            "node %s: %d publishers, %d subscriptions, %d timers, %d services, %d clients",
             self._name,
             len(self._publishers),
             len(self._subscriptions),
             len(self._timers),
+            len(self.services),
+            len(self.clients),
         )
         return r
+
+    def _check_connections(self, graph: Any) -> None:
+        """Before the start: a client whose calls no node serves (and no gateway carries
+        to ROS 2) would wait forever; say so, as rclpy's ``wait_for_service`` would by
+        never returning True."""
+        sources = {c.src for c in graph.connections}
+        for client in self.clients:
+            if f"{self._reactor.name}.{client._requests._port.name}" not in sources:
+                self._logger.warning(
+                    f"no node of the federation serves {client.srv_name}: its calls will not "
+                    "be answered (hprm-ros run --bridge carries them to a ROS 2 server)"
+                )
+
+    def _stop_after(self, timeout_sec: float) -> None:
+        """Stop the federation at this logical time from the start (before spin)."""
+        self._check_open("spin_until_future_complete(timeout_sec=)")
+        timer = Timer(offset=max(0, round(timeout_sec * 1_000_000_000)))
+        self._reactor.attach("stop_after", timer)
+        self._reactor.add_reaction(self._reactor.request_stop, timer, name="stop_after")
 
     def _answer_calls(self) -> None:
         assert self._parameter_calls is not None

@@ -53,12 +53,14 @@ class IdlCache:
         self._store = store
         self._classes: dict[str, type[IdlStruct]] = {}
 
-    def struct(self, ros_type: str) -> type[IdlStruct]:
-        """The ``IdlStruct`` class named ``pkg::msg::dds_::Type_`` for ``ros_type``."""
+    def struct(self, ros_type: str, dds_name: str | None = None) -> type[IdlStruct]:
+        """The ``IdlStruct`` class named ``pkg::msg::dds_::Type_`` (or ``dds_name``)
+        for ``ros_type``."""
         cls = self._classes.get(ros_type)
         if cls is None:
             fields = {name: self._member(desc) for name, desc in self._store.fielddefs[ros_type][1]}
-            cls = make_idl_struct(ros_type.replace("/", "__"), dds_type_name(ros_type), fields)
+            cls = make_idl_struct(ros_type.replace("/", "__"), dds_name or dds_type_name(ros_type),
+                                  fields)  # fmt: skip
             self._classes[ros_type] = cls
         return cls
 

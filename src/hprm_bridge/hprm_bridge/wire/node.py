@@ -67,7 +67,7 @@ from .endpoint import Publisher, Subscription, _delete, _Endpoint
 from .errors import WireError
 from .graph import Graph, TopicEndpointInfo
 from .qos import QoSProfile, check_compatible, follow, follow_note, resolve
-from .service import Service
+from .service import Client, Service
 from .typesys import TypeRegistry, default_registry
 
 _log = logging.getLogger("hprm_bridge.wire")
@@ -143,6 +143,7 @@ class Node:
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._services: list[Service] = []
+        self._clients: list[Client] = []
         self._spoken_for: list[discovery.NodeInfo] = []  # nodes announced for others
         self._lent: set[bytes] = set()  # gids of endpoints announced under them
         self._topics: dict[tuple[str, str], Topic] = {}
@@ -350,6 +351,15 @@ class Node:
             self._waitset.attach(srv._condition)
             return srv
 
+    def create_client(self, srv_type: str, request: str, response: str, name: str) -> Client:
+        """A client of ``srv_type`` on ``name`` (halves as for :meth:`create_service`)."""
+        with self._lock:
+            self._check_open()
+            client = Client(self, srv_type, request, response, name)
+            self._clients.append(client)
+            self._waitset.attach(client._condition)
+            return client
+
     def destroy_publisher(self, publisher: Publisher) -> None:
         """Remove a publisher (and from ``ros_discovery_info``)."""
         with self._lock:
@@ -391,6 +401,8 @@ class Node:
                     sub._pending.append(item)
         for srv in list(self._services):
             ran += srv._serve()
+        for client in list(self._clients):
+            ran += client._take()
         return ran
 
     def spin(
@@ -416,6 +428,7 @@ class Node:
             self._publishers.clear()
             self._subscriptions.clear()
             self._services.clear()
+            self._clients.clear()
             self._topics.clear()
             _DomainRef.release(self.domain_id)
 

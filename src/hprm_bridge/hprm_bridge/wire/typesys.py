@@ -13,6 +13,12 @@
   (ROS 2 design article "Interface definition": types, bounds, defaults,
   constants).
 
+Services (``pkg/srv/Name``) the same way: ``<pkg>/srv/<Name>.srv`` files next to the
+``msg/`` directories, plus the few Humble services nodes call most (std_srvs,
+example_interfaces' AddTwoInts: rosbags' store holds messages only). A service's
+halves are the message types ``pkg/srv/Name_Request`` and ``pkg/srv/Name_Response``,
+as rosidl generates them.
+
 Types load lazily, with their dependencies, the first time a name is asked
 for; a missing dependency or a parse error names the file and the type chain.
 Messages are rosbags' plain dataclasses; numeric arrays and sequences are
@@ -54,24 +60,37 @@ _NUMPY: dict[str, Any] = {
 }
 
 
+# Humble services that nodes call most, as their .srv files say (without comments);
+# a sourced ROS 2, or a package's srv/ directory, brings any other.
+_HUMBLE_SERVICES = {
+    "example_interfaces/srv/AddTwoInts": "int64 a\nint64 b\n---\nint64 sum\n",
+    "std_srvs/srv/Empty": "---\n",
+    "std_srvs/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
+    "std_srvs/srv/Trigger": "---\nbool success\nstring message\n",
+}
+_HALVES = ("_Request", "_Response")
+_EMPTY = "uint8 structure_needs_at_least_one_member\n"  # what rosidl gives an empty struct
+
+
 def _index_msg_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, Path]:
-    """Map ``pkg/msg/Type`` to the ``.msg`` file defining it; first path wins."""
+    """Map ``pkg/msg/Type`` to the ``.msg`` file defining it, and ``pkg/srv/Name``
+    to its ``.srv`` file; first path wins."""
     found: dict[str, Path] = {}
 
     def add(msg_file: Path, pkg: str) -> None:
-        found.setdefault(f"{pkg}/msg/{msg_file.stem}", msg_file)
+        found.setdefault(f"{pkg}/{msg_file.suffix[1:]}/{msg_file.stem}", msg_file)
 
     def add_package(pkg_dir: Path) -> None:
-        msg_dir = pkg_dir / "msg"
-        if msg_dir.is_dir():
-            for f in sorted(msg_dir.glob("*.msg")):
-                add(f, pkg_dir.name)
+        for kind in ("msg", "srv"):
+            if (pkg_dir / kind).is_dir():
+                for f in sorted((pkg_dir / kind).glob(f"*.{kind}")):
+                    add(f, pkg_dir.name)
 
     for raw in paths:
         p = Path(raw)
-        if p.is_file() and p.suffix == ".msg":
+        if p.is_file() and p.suffix in (".msg", ".srv"):
             add(p, p.parent.parent.name)
-        elif (p / "msg").is_dir():
+        elif (p / "msg").is_dir() or (p / "srv").is_dir():
             add_package(p)
         elif (p / "share").is_dir():  # an install prefix
             for pkg in sorted((p / "share").iterdir()):
@@ -118,10 +137,21 @@ class TypeRegistry:
         self._idl: IdlCache | None = None  # DDS declarations: made on first use (idl_struct)
         self._lock = threading.RLock()
         self._resolved: dict[str, str] = {}  # name as asked -> canonical (resolve)
+        self._dds_names: dict[str, str] = {}  # define(dds_name=)
 
     def known(self) -> list[str]:
-        """Every type name this registry can resolve (built in or found on disk)."""
-        return sorted(set(self.store.fielddefs) | set(self._files))
+        """Every message type name this registry can resolve (built in or found on disk)."""
+        messages = {t for t in self._files if "/srv/" not in t}
+        return sorted(set(self.store.fielddefs) | messages)
+
+    def services(self) -> list[str]:
+        """Every service type (``pkg/srv/Name``) this registry knows."""
+        return sorted({t for t in self._files if "/srv/" in t} | set(_HUMBLE_SERVICES))
+
+    def service_halves(self, srv_type: str) -> tuple[str, str]:
+        """The request and response message types of ``srv_type``, loaded."""
+        name = normalize_type_name(srv_type)
+        return self.resolve(name + _HALVES[0]), self.resolve(name + _HALVES[1])
 
     def resolve(self, ros_type: str) -> str:
         """Canonical name of a loadable type; loads it and its dependencies if needed."""
@@ -139,6 +169,9 @@ class TypeRegistry:
         return name
 
     def _load(self, name: str, chain: tuple[str, ...]) -> None:
+        if "/srv/" in name and name.endswith(_HALVES):
+            self._load_service(name.rsplit("_", 1)[0], chain)
+            return
         path = self._files.get(name)
         if path is None:
             via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
@@ -157,12 +190,36 @@ class TypeRegistry:
                     self._load(dep, (*chain, name))
         self.store.register(typs)
 
-    def define(self, ros_type: str, text: str) -> str:
+    def _load_service(self, srv_type: str, chain: tuple[str, ...]) -> None:
+        path = self._files.get(srv_type)
+        text = _HUMBLE_SERVICES.get(srv_type) if path is None else path.read_text()
+        if text is None:
+            via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
+            raise UnknownTypeError(
+                f"unknown service type {srv_type!r}{via}: no {srv_type.split('/')[-1]}.srv "
+                "under AMENT_PREFIX_PATH or the given msg paths"
+            )
+        lines = text.splitlines()
+        cut = [i for i, line in enumerate(lines) if line.split("#", 1)[0].strip() == "---"]
+        if len(cut) != 1:
+            raise MsgParseError(
+                f"cannot parse {path or srv_type}: a service has one '---' line between its "
+                f"request and its response, found {len(cut)}"
+            )
+        for half, part in zip(_HALVES, (lines[: cut[0]], lines[cut[0] + 1 :]), strict=True):
+            fields = "\n".join(part) + "\n"
+            has_field = any(line.split("#", 1)[0].strip() for line in part)
+            self.define(srv_type + half, fields if has_field else _EMPTY)
+
+    def define(self, ros_type: str, text: str, *, dds_name: str | None = None) -> str:
         """Add ``ros_type`` from ``.msg`` text (its named fields must be known or
-        loadable); a type already known is kept. What a service's request and
-        reply types need: they have no ``.msg`` file."""
+        loadable); a type already known is kept. ``dds_name``: its DDS type name, where
+        that is not the one its name gives (rmw's service envelopes: their DDS name is the
+        half's, their fields the half's after rmw's request header)."""
         name = normalize_type_name(ros_type)
         with self._lock:
+            if dds_name is not None:
+                self._dds_names[name] = dds_name
             if name in self.store.fielddefs:
                 return name
             pkg, _, short = name.split("/")
@@ -279,7 +336,7 @@ class TypeRegistry:
                 from .idl import IdlCache
 
                 self._idl = IdlCache(self.store)
-            return self._idl.struct(name)
+            return self._idl.struct(name, self._dds_names.get(name))
 
 
 def _as_field(value: Any, desc: tuple[Any, Any]) -> Any:

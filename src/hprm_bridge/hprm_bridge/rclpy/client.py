@@ -1,0 +1,78 @@
+"""``rclpy.client.Client`` between ported nodes (:mod:`hprm_bridge.service_ports`).
+
+A call is a tagged message: ``call_async`` sends the request with the node's
+other publishes of the tag, and the future completes in the node's callbacks
+at the tag the reply arrives (the same logical time, two microsteps later),
+so which reply a node sees when is the same in every run.
+
+Example (a node's callback)::
+
+    def tick(self):
+        future = self.client.call_async(AddTwoInts.Request(a=self.n, b=1))
+        future.add_done_callback(lambda f: self.get_logger().info(f"sum {f.result().sum}"))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.task import Future
+
+
+class Client:
+    """As rclpy's; made by ``Node.create_client``."""
+
+    def __init__(self, srv_type: type, srv_name: str, key: str, requests: Any, replies: Any):
+        self.srv_type = srv_type
+        self.srv_name = srv_name
+        self._key = key  # this client among every client of the federation
+        self._requests = requests  # the node's Publisher of the request port
+        self._replies = replies  # the reply Input
+        self._pending: dict[int, Future] = {}
+        self._sequence = 0
+
+    def call_async(self, request: Any) -> Future:
+        if not isinstance(request, self.srv_type.Request):
+            raise TypeError(
+                f"Request must be instance of {self.srv_type.Request!r}, got {type(request)!r}"
+            )  # rclpy's words
+        self._sequence += 1
+        future = Future()
+        self._pending[self._sequence] = future
+        self._requests.publish((self._key, self._sequence, request))
+        return future
+
+    def call(self, request: Any, timeout_sec: float | None = None) -> Any:
+        raise UnsupportedError(
+            f"Client.call ({self.srv_name}) is not supported in an HPRM federate: a reply comes "
+            "at a later microstep, which a callback that blocks for it would never reach "
+            "(under rclpy it deadlocks a single-threaded executor the same way); use "
+            "call_async and add_done_callback, or rclpy.spin_until_future_complete in main"
+        )
+
+    def wait_for_service(self, timeout_sec: float | None = None) -> bool:
+        """True: a federation's services are connected before its first tag, so a server
+        of this service, if the federation has one, answers from the start. A call no
+        node serves is never answered (``hprm-ros graph`` shows what connects)."""
+        return True
+
+    def service_is_ready(self) -> bool:
+        return True
+
+    def remove_pending_request(self, future: Future) -> None:
+        for seq, pending in list(self._pending.items()):
+            if pending is future:
+                del self._pending[seq]
+
+    def destroy(self) -> None:
+        self._pending.clear()
+
+    def _receive(self) -> None:
+        """The reply port's reaction: complete this client's futures."""
+        for key, seq, response in self._replies.value:
+            if key != self._key:
+                continue
+            future = self._pending.pop(seq, None)
+            if future is not None and not future.cancelled():
+                future.set_result(response)

@@ -1,0 +1,40 @@
+"""``rclpy.service.Service`` of a ported node (:mod:`hprm_bridge.service_ports`).
+
+The callback answers each request at the tag it arrives, one call at a time
+in the order of the calling federates, as ``callback(request, response)``
+returning the response, the way rclpy calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Service:
+    """As rclpy's; made by ``Node.create_service``."""
+
+    def __init__(
+        self, srv_type: type, srv_name: str, callback: Callable[[Any, Any], Any],
+        requests: Any, replies: Any,
+    ) -> None:  # fmt: skip
+        self.srv_type = srv_type
+        self.srv_name = srv_name
+        self.callback = callback
+        self._requests = requests  # the request Input
+        self._replies = replies  # the node's Publisher of the reply port
+
+    def destroy(self) -> None:
+        pass
+
+    def _answer(self) -> None:
+        """The request port's reaction."""
+        for key, seq, request in self._requests.value:
+            response = self.callback(request, self.srv_type.Response())
+            if not isinstance(response, self.srv_type.Response):
+                raise TypeError(
+                    f"service {self.srv_name}: the callback returned {type(response).__name__}, "
+                    f"not a {self.srv_type.__name__}.Response (return the response it was given, "
+                    "filled in)"
+                )
+            self._replies.publish((key, seq, response))

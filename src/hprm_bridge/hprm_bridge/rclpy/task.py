@@ -1,0 +1,64 @@
+"""``rclpy.task.Future``: what ``Client.call_async`` returns.
+
+In an HPRM federate a future completes inside the node's own callbacks, at
+the tag its reply arrives, never on another thread: so its done-callbacks
+run at once, in the order they were added, like any other callback of the
+node (rclpy hands them to the executor, which runs them soon after).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class Future:
+    """As rclpy's: ``done()``, ``result()``, ``add_done_callback``; ``cancel()``
+    drops the call's reply when it comes."""
+
+    def __init__(self) -> None:
+        self._done = False
+        self._cancelled = False
+        self._result: Any = None
+        self._exception: BaseException | None = None
+        self._callbacks: list[Callable[[Future], None]] = []
+
+    def done(self) -> bool:
+        return self._done
+
+    def cancelled(self) -> bool:
+        return self._cancelled
+
+    def cancel(self) -> None:
+        if not self._done:
+            self._cancelled = True
+            self._complete()
+
+    def result(self) -> Any:
+        """The response (None while not done); raises what ``set_exception`` set."""
+        if self._exception is not None:
+            raise self._exception
+        return self._result
+
+    def exception(self) -> BaseException | None:
+        return self._exception
+
+    def set_result(self, result: Any) -> None:
+        self._result = result
+        self._complete()
+
+    def set_exception(self, exception: BaseException) -> None:
+        self._exception = exception
+        self._complete()
+
+    def add_done_callback(self, callback: Callable[[Future], None]) -> None:
+        if self._done:
+            callback(self)
+        else:
+            self._callbacks.append(callback)
+
+    def _complete(self) -> None:
+        self._done = True
+        callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback(self)

@@ -1,0 +1,119 @@
+"""Services across the gateway (``hprm-ros run --bridge``): a ported node's service
+answers plain ROS 2 callers, and a ported node's calls reach a plain ROS 2 service.
+Real processes and DDS traffic: the plain side on the ROS-free wire client
+everywhere, on real rclpy (test/nodes/adder.py, one_call.py) where a Humble is
+sourced; the gateway on each backend."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+NODES = Path(__file__).parent / "nodes"
+SIDES = pytest.mark.parametrize(
+    ("plain", "backend"),
+    [("wire", "wire"), pytest.param("rclpy", "rclpy", marks=pytest.mark.ros2),
+     pytest.param("rclpy", "wire", marks=pytest.mark.ros2)],
+)  # fmt: skip
+
+# The plain ROS 2 side on the wire client: a caller of /add_two_ints (20 + 22), and
+# a server of it, as one_call.py and adder.py are on rclpy.
+WIRE_CALLER = """
+    import time
+    from hprm_bridge.wire import Node, default_registry
+
+    types = default_registry()
+    halves = [types.msg_definition(h)
+              for h in types.service_halves("example_interfaces/srv/AddTwoInts")]
+    node = Node("one_call")
+    client = node.create_client("example_interfaces/srv/AddTwoInts", *halves, "/add_two_ints")
+    answers = []
+    client.call(lambda reply: answers.append(reply.sum), a=20, b=22)
+    deadline = time.monotonic() + 60
+    while not answers and time.monotonic() < deadline:
+        node.spin_once(0.1)
+    print(f"RESULT 20 + 22 = {answers[0] if answers else None}", flush=True)
+    node.close()
+"""
+WIRE_SERVER = """
+    import sys, time
+    from hprm_bridge.wire import Node, default_registry
+
+    types = default_registry()
+    halves = [types.msg_definition(h)
+              for h in types.service_halves("example_interfaces/srv/AddTwoInts")]
+    node = Node("adder")
+
+    def add(srv, request):
+        print(f"ADD {request.a} + {request.b}", flush=True)
+        srv.reply(request, sum=request.a + request.b)
+
+    node.create_service("example_interfaces/srv/AddTwoInts", *halves, "/add_two_ints", add)
+    deadline = time.monotonic() + float(sys.argv[1])
+    while time.monotonic() < deadline:
+        node.spin_once(0.1)
+    node.close()
+"""
+
+
+def _plain(script, plain, env, *args):
+    if plain == "rclpy":
+        pytest.importorskip("rclpy", reason="needs a real ROS 2 Humble (source a Humble install)")
+        argv = [sys.executable, str(NODES / script), *args]
+    else:
+        code = WIRE_CALLER if script == "one_call.py" else WIRE_SERVER
+        argv = [sys.executable, "-c", textwrap.dedent(code), *args]
+    return subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True)  # fmt: skip
+
+
+def _federation(env, node, timeout):
+    """``hprm-ros run NODE --bridge`` in its own process group (stopped by a Ctrl-C)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(NODES / node), "--bridge",
+         "--timeout", timeout],
+        env=env, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True,
+    )  # fmt: skip
+
+
+@SIDES
+def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, bridge_env):
+    """The call enters the federation at its arrival, adder.py answers it at that tag,
+    and the gateway sends the answer back to the caller."""
+    env = bridge_env(backend)
+    fed = _federation(env, "adder.py", "120 s")
+    try:
+        caller = _plain("one_call.py", plain, env, "20", "22")
+        out = caller.communicate(timeout=90)[0]
+    finally:
+        os.killpg(fed.pid, signal.SIGINT)
+        fed_out = fed.communicate(timeout=60)[0]
+    assert "RESULT 20 + 22 = 42" in out, out + fed_out
+    assert fed_out.count("[adder] ADD 20 + 22") == 1, fed_out
+    assert f"gateway ({backend}): /_hprm/services/add_two_ints/request (in)" in fed_out
+
+
+@SIDES
+def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, stop_node):
+    """summing_client.py calls every 10 ms from the start, before the gateway has
+    matched the server: those calls wait for it (rclpy would drop them), so every
+    call is answered with its own sum, in order, but later (at each answer's arrival)."""
+    env = bridge_env(backend)
+    server = _plain("adder.py", plain, env, "60")
+    try:
+        fed = _federation(env, "summing_client.py", "2 s")
+        fed_out = fed.communicate(timeout=120)[0]
+    finally:
+        served = stop_node(server)
+    assert fed.returncode == 0, fed_out
+    sums = re.findall(r"^\[summing_client\] SUM (\d+) (\d+) after (\d+) ns$", fed_out, re.M)
+    assert len(sums) >= 10, fed_out + served
+    assert [(int(n), int(s)) for n, s, _ in sums] == [(n, 11 * n) for n in range(1, len(sums) + 1)]
+    assert all(int(took) > 0 for _, _, took in sums)  # ROS 2 answers come at their arrival
+    assert "ADD 1 + 10" in served

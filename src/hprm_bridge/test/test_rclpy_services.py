@@ -1,0 +1,222 @@
+"""Services between ported nodes (hprm_bridge.rclpy.service, .client, .task):
+unmodified rclpy node files (test/nodes/adder.py, summing_client.py,
+one_call.py: rclpy and example_interfaces only) serve and call under
+``hprm-ros run`` in real processes, and under real rclpy where a Humble is
+sourced; the surface's own rules in process."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from hprm_bridge import messages
+from hprm_bridge import rclpy as hrclpy
+from hprm_bridge.rclpy.node import Node, UnsupportedError
+from hprm_bridge.rclpy.task import Future
+from hprm_bridge.wire.dds_config import random_domain_id
+
+NODES = Path(__file__).parent / "nodes"
+AddTwoInts = messages.service_class("example_interfaces/srv/AddTwoInts")
+SetBool = messages.service_class("std_srvs/srv/SetBool")
+COORDINATIONS = pytest.mark.parametrize(
+    "coordination", [["--coordination", "centralized"],
+                     ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
+    ids=["centralized", "decentralized"],
+)  # fmt: skip
+
+
+def _hprm_ros(*args, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+
+
+@COORDINATIONS
+def test_every_call_is_answered_at_the_callers_logical_time(coordination):
+    """The client calls from a timer (10..40 ms; the call at the 50 ms timeout
+    would be answered after the stop); each reply comes at the call's own time
+    (0 ns later by the node's clock), so the same run prints the same lines."""
+    runs = []
+    for _ in range(2):
+        r = _hprm_ros("run", NODES / "adder.py", NODES / "summing_client.py",
+                      "--timeout", "50 ms", *coordination)  # fmt: skip
+        assert r.returncode == 0, r.stdout + r.stderr
+        # each node's lines (the launcher interleaves two processes' lines as they come)
+        runs.append([re.findall(r"^\[adder\] (ADD .*)$", r.stdout, re.M),
+                     re.findall(r"^\[summing_client\] (SUM .*)$", r.stdout, re.M)])  # fmt: skip
+    expected = [[f"ADD {n} + {10 * n}" for n in range(1, 5)],
+                [f"SUM {n} {11 * n} after 0 ns" for n in range(1, 5)]]  # fmt: skip
+    assert runs[0] == runs[1] == expected, r.stdout
+    assert "(topic /_hprm/services/add_two_ints/request, 1 microstep later)" in r.stdout
+
+
+def test_the_tutorial_client_calls_once_and_its_answer_ends_the_run():
+    """one_call.py waits for the service, calls, spins until the future completes
+    and exits: the federation stops there (as rclpy.shutdown() in a callback does),
+    without a --timeout."""
+    r = _hprm_ros("run", NODES / "adder.py", NODES / "one_call.py", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[one_call] RESULT 2 + 3 = 5" in r.stdout
+    assert r.stdout.count("[adder] ADD 2 + 3") == 1
+
+
+def test_a_client_no_node_serves_is_told_before_the_start():
+    """Under rclpy it would wait in wait_for_service, or its futures would never
+    complete; here the federation is known before the first tag, so it says so."""
+    r = _hprm_ros("run", NODES / "summing_client.py", "--timeout", "30 ms", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("[summing_client]: no node of the federation serves /add_two_ints: its calls "
+            "will not be answered (hprm-ros run --bridge carries them") in r.stdout  # fmt: skip
+    assert "SUM" not in r.stdout
+    served = _hprm_ros("run", NODES / "adder.py", NODES / "summing_client.py",
+                       "--timeout", "10 ms", timeout=60)  # fmt: skip
+    assert "no node of the federation serves" not in served.stdout
+
+
+def test_graph_shows_a_service_as_its_two_topics():
+    r = _hprm_ros("graph", NODES / "adder.py", NODES / "one_call.py", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "one_call -> adder  /_hprm/services/add_two_ints/request" in r.stdout
+    assert "[example_interfaces/srv/AddTwoInts] (+1 microstep)" in r.stdout
+
+
+def test_a_client_and_a_server_that_disagree_on_the_type_are_refused(tmp_path):
+    server = tmp_path / "toggle.py"
+    server.write_text(
+        textwrap.dedent("""
+        import rclpy
+        from rclpy.node import Node
+        from std_srvs.srv import SetBool
+
+        rclpy.init()
+        node = Node("toggle")
+        node.create_service(SetBool, "add_two_ints", lambda req, res: res)
+        rclpy.spin(node)
+    """)
+    )
+    r = _hprm_ros("run", server, NODES / "one_call.py", "--timeout", "1 s", timeout=60)
+    assert r.returncode != 0
+    assert ("cannot assemble the federation: topic '/_hprm/services/add_two_ints/reply': "
+            "toggle.srv0_reply publishes std_srvs/srv/SetBool but one_call.client0_reply "
+            "subscribes with example_interfaces/srv/AddTwoInts") in r.stdout  # fmt: skip
+
+
+def test_a_service_callback_that_returns_nothing_fails_its_node_by_name(tmp_path):
+    server = tmp_path / "forgetful.py"
+    server.write_text(
+        textwrap.dedent("""
+        import rclpy
+        from example_interfaces.srv import AddTwoInts
+        from rclpy.node import Node
+
+        def add(request, response):
+            response.sum = request.a + request.b  # and no return
+
+        rclpy.init()
+        node = Node("forgetful")
+        node.create_service(AddTwoInts, "add_two_ints", add)
+        rclpy.spin(node)
+    """)
+    )
+    r = _hprm_ros("run", server, NODES / "one_call.py", "--timeout", "1 s", timeout=60)
+    assert r.returncode != 0
+    out = r.stdout + r.stderr
+    assert "service /add_two_ints: the callback returned NoneType, not a AddTwoInts.Response" in out
+
+
+def test_a_call_is_a_request_message_and_a_future_in_the_node():
+    node = Node("caller")
+    client = node.create_client(AddTwoInts, "add_two_ints")
+    assert (client.srv_name, client.wait_for_service(timeout_sec=1.0)) == ("/add_two_ints", True)
+    with pytest.raises(TypeError, match="Request must be instance of"):
+        client.call_async(AddTwoInts.Response())
+    with pytest.raises(TypeError, match="is not a service type"):
+        node.create_client(messages.message_class("std_msgs/msg/String"), "x")
+    with pytest.raises(TypeError, match="<class 'object'> is not a service type"):
+        node.create_service(object, "x", lambda req, res: res)
+    with pytest.raises(UnsupportedError, match=r"Client\.call \(/add_two_ints\).*call_async"):
+        client.call(AddTwoInts.Request())
+    first = client.call_async(AddTwoInts.Request(a=1, b=2))
+    second = client.call_async(AddTwoInts.Request(a=3, b=4))
+    # both wait in the request publisher's queue for the node's publish reaction
+    sent = client._requests._queue
+    assert [(key, seq, req.a) for key, seq, req in sent] == [
+        ("/caller#0", 1, 1),
+        ("/caller#0", 2, 3),
+    ]
+    assert not first.done() and first.result() is None
+    second.cancel()
+    assert second.cancelled() and second.done()
+
+
+def test_a_future_runs_its_done_callbacks_once_in_order():
+    future, seen = Future(), []
+    future.add_done_callback(lambda f: seen.append(("a", f.result())))
+    future.add_done_callback(lambda f: seen.append(("b", f.result())))
+    future.set_result(7)
+    future.add_done_callback(lambda f: seen.append(("late", f.result())))  # done: at once
+    assert seen == [("a", 7), ("b", 7), ("late", 7)]
+    failed = Future()
+    failed.set_exception(ValueError("no"))
+    with pytest.raises(ValueError, match="no"):
+        failed.result()
+
+
+def test_a_node_that_calls_its_own_service_is_told_why_not():
+    node = Node("selfish")
+    node.create_service(AddTwoInts, "add", lambda req, res: res)
+    node.create_client(AddTwoInts, "add")
+    with pytest.raises(UnsupportedError, match="node selfish calls its own service /add"):
+        node._as_reactor()
+
+
+def test_services_and_clients_resolve_names_and_do_not_shift_publisher_ports():
+    node = Node("cam", namespace="robot1")
+    client = node.create_client(SetBool, "~/enable")
+    pub = node.create_publisher(messages.message_class("std_msgs/msg/String"), "status", 10)
+    service = node.create_service(SetBool, "enable", lambda req, res: res)
+    assert client.srv_name == "/robot1/cam/enable" and service.srv_name == "/robot1/enable"
+    assert pub._port.name == "pub0"  # as a node without services has it
+    assert [s.srv_name for s in node.services] == ["/robot1/enable"]
+    assert node.clients == [client]
+
+
+def test_a_second_spin_is_refused_by_name(monkeypatch):
+    monkeypatch.setenv("HPRM_TIMEOUT", "5 ms")
+    node = Node("twice")
+    hrclpy.init()
+    hrclpy.spin(node)
+    with pytest.raises(UnsupportedError, match="node twice spins a second time"):
+        hrclpy.spin(node)
+
+
+@pytest.mark.ros2
+def test_the_same_service_nodes_run_under_real_rclpy():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    if shutil.which("ros2") is None:
+        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    adder = subprocess.Popen([sys.executable, str(NODES / "adder.py")], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        call = subprocess.run([sys.executable, str(NODES / "one_call.py"), "4", "5"], env=env,
+                              capture_output=True, text=True, timeout=60)  # fmt: skip
+    finally:
+        adder.terminate()
+        try:
+            out, _ = adder.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            adder.kill()
+            out, _ = adder.communicate()
+    assert call.returncode == 0, call.stdout + call.stderr
+    assert "RESULT 4 + 5 = 9" in call.stdout
+    assert "ADD 4 + 5" in out
