@@ -117,3 +117,21 @@ def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, 
     assert [(int(n), int(s)) for n, s, _ in sums] == [(n, 11 * n) for n in range(1, len(sums) + 1)]
     assert all(int(took) > 0 for _, _, took in sums)  # ROS 2 answers come at their arrival
     assert "ADD 1 + 10" in served
+
+
+def test_a_bridge_config_chooses_services_by_their_names():
+    """Both topics of a service cross or stay together, by the service's name."""
+    from hprm_bridge.bridge_config import BridgeConfig
+    from hprm_bridge.gateway import bridged_topics
+    from hprm_bridge.service_ports import reply_topic, request_topic
+
+    srv = "example_interfaces/srv/AddTwoInts"
+    ends = [(name, topic, direction) for name in ("/add_two_ints", "/secret/add")
+            for topic, direction in ((request_topic, "out"), (reply_topic, "in"))]  # fmt: skip
+    ports = [{"port": f"p{i}", "direction": direction, "topic": topic(name), "msg_type": srv}
+             for i, (name, topic, direction) in enumerate(ends)]  # fmt: skip
+    config = BridgeConfig.from_dict({"deny": ["/secret/.*"]})
+    assert {t.topic: t.bridged for t in bridged_topics(ports, config)} == {
+        "/_hprm/services/add_two_ints/request": True, "/_hprm/services/add_two_ints/reply": True,
+        "/_hprm/services/secret/add/request": False, "/_hprm/services/secret/add/reply": False,
+    }  # fmt: skip

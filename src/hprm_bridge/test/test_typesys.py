@@ -136,6 +136,8 @@ def test_services_load_from_srv_files_and_the_humble_few(tmp_path):
         types.service_halves("pkg_s/srv/Bad")
     with pytest.raises(UnknownTypeError, match=r"unknown service type 'pkg_s/srv/Nope'.*Nope\.srv"):
         types.service_halves("pkg_s/srv/Nope")
+    with pytest.raises(UnknownTypeError, match="pkg_s/srv/Go is a service, not a message type"):
+        types.resolve("pkg_s/srv/Go")
 
 
 def test_new_rejects_unknown_fields():

@@ -172,6 +172,11 @@ class TypeRegistry:
         if "/srv/" in name and name.endswith(_HALVES):
             self._load_service(name.rsplit("_", 1)[0], chain)
             return
+        if "/srv/" in name and (name in self._files or name in _HUMBLE_SERVICES):
+            raise UnknownTypeError(
+                f"{name} is a service, not a message type: its messages are {name}_Request "
+                f"and {name}_Response"
+            )
         path = self._files.get(name)
         if path is None:
             via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
