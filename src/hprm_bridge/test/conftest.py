@@ -172,6 +172,37 @@ def stop_node() -> Callable[[subprocess.Popen], str]:
 
 
 @pytest.fixture
+def bridged_run() -> Callable[..., subprocess.CompletedProcess]:
+    """``bridged_run(node, env, *options, timeout="3 s")``: ``hprm-ros run`` of one node
+    file of ``test/nodes`` with ``--bridge``, to its end; its output."""
+
+    def run(node: str, env: dict[str, str], *extra: str,
+            timeout: str = "3 s") -> subprocess.CompletedProcess:  # fmt: skip
+        return subprocess.run(
+            [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(HERE / "nodes" / node),
+             "--bridge", "--timeout", timeout, *extra],
+            capture_output=True, text=True, timeout=180, env=env,
+        )  # fmt: skip
+
+    return run
+
+
+@pytest.fixture
+def require_ros2_cli() -> Callable[[], None]:
+    """``require_ros2_cli()``: skip the test here unless a Humble is sourced (rclpy
+    importable, ``ros2`` on PATH), for the parts of a test that need one."""
+
+    def require() -> None:
+        pytest.importorskip(
+            "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+        )
+        if shutil.which("ros2") is None:
+            pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+
+    return require
+
+
+@pytest.fixture
 def ros_env(domain: int) -> dict[str, str]:
     """What peers get (:func:`peer_env`), for other ROS programs (``ros2`` CLI)."""
     return peer_env(domain)
