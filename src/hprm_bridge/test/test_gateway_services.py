@@ -114,7 +114,8 @@ def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, 
     assert fed.returncode == 0, fed_out
     sums = re.findall(r"^\[summing_client\] SUM (\d+) (\d+) after (\d+) ns$", fed_out, re.M)
     assert len(sums) >= 10, fed_out + served
-    assert [(int(n), int(s)) for n, s, _ in sums] == [(n, 11 * n) for n in range(1, len(sums) + 1)]
+    answered = [(int(n), int(s)) for n, s, _ in sums]
+    assert answered == [(n, 11 * n) for n in range(1, len(sums) + 1)], fed_out + served
     assert all(int(took) > 0 for _, _, took in sums)  # ROS 2 answers come at their arrival
     assert "ADD 1 + 10" in served
 

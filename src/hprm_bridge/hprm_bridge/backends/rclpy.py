@@ -28,6 +28,7 @@ import ctypes
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -195,7 +196,12 @@ class RclpyBackend:
     ) -> Callable[[dict[str, Any], Callable[[Any], None]], None]:
         """Calls are sent from the executor's thread (the gateway's reactor hands them over
         through a guard condition: rclpy's ``call_async`` from another thread could miss a
-        fast reply), once a server is matched: rclpy drops a call no server sees."""
+        fast reply), as the wire client sends them (:mod:`hprm_bridge.wire.service`): once
+        a server has been matched for ``SETTLE_S`` (rclpy drops a call no server sees, and
+        the server may see this client later than it sees the server), no more than the
+        services' history depth in flight."""
+        from hprm_bridge.wire.service import SERVICES_QOS, SETTLE_S
+
         srv = ros_class(srv_type)
         request_type = self._types.define(f"{srv_type}_RequestFields", request)
         response_type = self._types.define(f"{srv_type}_ResponseFields", response)
@@ -203,25 +209,36 @@ class RclpyBackend:
         client = node.create_client(srv, name)
         types = self._types
         unsent: list[tuple[Any, Callable[[Any], None]]] = []
-        lock = threading.Lock()
+        state = {"ready_since": None, "in_flight": 0}  # touched in the executor's thread only
 
         def send(req: Any, done: Callable[[Any], None]) -> None:
             def answered(future: Any) -> None:
+                state["in_flight"] -= 1
                 fields = messages.adopt(types.decode(serialize_message(future.result()),
                                                      response_type))  # fmt: skip
                 done(SimpleNamespace(**{f: getattr(fields, f)
                                         for f in fields.__dataclass_fields__}))  # fmt: skip
+                flush()
 
+            state["in_flight"] += 1
             client.call_async(req).add_done_callback(answered)
 
-        def flush() -> None:  # in the executor: on a call, and on the matching timer
+        def flush() -> None:  # in the executor: on a call, an answer, the matching timer
+            if not client.service_is_ready():
+                state["ready_since"] = None
+                return
+            now = time.monotonic()
+            if state["ready_since"] is None:
+                state["ready_since"] = now
+            if now - state["ready_since"] < SETTLE_S:
+                return
             with lock:
-                if not unsent or not client.service_is_ready():
-                    return
-                waiting, unsent[:] = list(unsent), []
-            for req, done in waiting:
+                room = SERVICES_QOS.depth - state["in_flight"]
+                batch, unsent[:] = unsent[: max(room, 0)], unsent[max(room, 0) :]
+            for req, done in batch:
                 send(req, done)
 
+        lock = threading.Lock()  # unsent: appended in the reactor's thread
         wake = node.create_guard_condition(flush)
 
         def call(fields: dict[str, Any], done: Callable[[Any], None]) -> None:
