@@ -4,7 +4,6 @@ Humble is sourced, under real rclpy too. Real processes and sockets."""
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -106,12 +105,8 @@ def test_busy_poll_spins_the_node_it_names_and_only_that_node(coordination):
 
 
 @pytest.mark.ros2
-def test_the_same_node_files_run_under_real_rclpy():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    if shutil.which("ros2") is None:
-        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+def test_the_same_node_files_run_under_real_rclpy(require_ros2_cli):
+    require_ros2_cli()
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     listener = subprocess.Popen([sys.executable, str(NODES / "listener.py")], **popen)

@@ -6,7 +6,6 @@ sourced; the surface's own rules in process."""
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -198,12 +197,8 @@ def test_a_second_spin_is_refused_by_name(monkeypatch):
 
 
 @pytest.mark.ros2
-def test_the_same_service_nodes_run_under_real_rclpy():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    if shutil.which("ros2") is None:
-        pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH)")
+def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli):
+    require_ros2_cli()
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     adder = subprocess.Popen([sys.executable, str(NODES / "adder.py")], env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
