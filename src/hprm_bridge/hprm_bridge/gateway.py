@@ -174,7 +174,8 @@ class Gateway(Reactor):
             if t.direction == "out" and _carries_replies(t):
                 inp = Input(topic=t.topic, msg_type=t.msg_type)
                 self.attach(t.port or f"outof{i}", inp)
-                self.add_reaction(self._answer(inp), inp, name=f"answer{i}")
+                answer = self._answer_service if _is_service(t) else self._answer
+                self.add_reaction(answer(inp), inp, name=f"answer{i}")
             elif t.direction == "in":
                 port = Output(topic=t.topic, msg_type=t.msg_type)
                 action = PhysicalAction()
@@ -309,24 +310,30 @@ class Gateway(Reactor):
         return call
 
     def _answer(self, inp: Input) -> Any:
-        """Replies to the calls the gateway carried in: ``(token, fields)`` from a node's
-        parameter services, ``(caller, token, response)`` from a service."""
+        """A node's parameter services' replies, ``(token, fields)``, to their callers."""
 
         def answer() -> None:
-            for value in inp.value:
-                if len(value) == 3:
-                    caller, token, response = value
-                    if caller != _CALLER:
-                        continue
-                    fields = {f: getattr(response, f) for f, _ in response._hprm_fields}
-                else:
-                    token, fields = value
-                with self._lock:
-                    reply = self._pending.pop(token, None)  # None: another server answered
-                if reply is not None:
-                    reply(**fields)
+            for token, fields in inp.value:
+                self._reply(token, fields)
 
         return answer
+
+    def _answer_service(self, inp: Input) -> Any:
+        """A ported service's replies, ``(caller, token, response)``, to the ROS 2 callers
+        (the gateway's calls: ``caller`` is :data:`_CALLER`)."""
+
+        def answer() -> None:
+            for caller, token, response in inp.value:
+                if caller == _CALLER:
+                    self._reply(token, {f: getattr(response, f) for f, _ in response._hprm_fields})
+
+        return answer
+
+    def _reply(self, token: int, fields: dict[str, Any]) -> None:
+        with self._lock:
+            reply = self._pending.pop(token, None)  # None: another server answered first
+        if reply is not None:
+            reply(**fields)
 
     def _arrival(self, t: BridgedTopic, action: PhysicalAction) -> Any:
         """The DDS thread's callback: the message's tag per the topic's policy.

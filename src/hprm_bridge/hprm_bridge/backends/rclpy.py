@@ -209,6 +209,7 @@ class RclpyBackend:
         client = node.create_client(srv, name)
         types = self._types
         unsent: list[tuple[Any, Callable[[Any], None]]] = []
+        lock = threading.Lock()  # unsent: appended in the reactor's thread, taken in the executor's
         state = {"ready_since": None, "in_flight": 0}  # touched in the executor's thread only
 
         def send(req: Any, done: Callable[[Any], None]) -> None:
@@ -238,7 +239,6 @@ class RclpyBackend:
             for req, done in batch:
                 send(req, done)
 
-        lock = threading.Lock()  # unsent: appended in the reactor's thread
         wake = node.create_guard_condition(flush)
 
         def call(fields: dict[str, Any], done: Callable[[Any], None]) -> None:

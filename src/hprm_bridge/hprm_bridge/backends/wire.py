@@ -97,8 +97,7 @@ def _fields(envelope: Any) -> SimpleNamespace:
               if f not in ("client_guid", "sequence_number")}  # fmt: skip
     for value in fields.values():
         for item in value if isinstance(value, list) else [value]:
-            if hasattr(item, "__dataclass_fields__"):
-                messages.adopt(item)
+            messages.adopt(item)  # a message as HPRM's class; anything else as it is
     return SimpleNamespace(**fields)
 
 

@@ -61,13 +61,12 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     from hprm_bridge import porting
 
-    if node._spun:
+    if node._finalized:  # only spin builds the node's reactor
         raise UnsupportedError(
             f"node {node.get_name()} spins a second time: an HPRM federate joins its "
             "federation once, so its main spins once (one rclpy.spin or "
             "spin_until_future_complete)"
         )
-    node._spun = True
     _state["spinning"].append(node)
     try:
         code = porting.run_node(node)

@@ -218,7 +218,6 @@ class Node:
         sink = self._to_rosout if self._services else None
         self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
         self._finalized = False
-        self._spun = False
         self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
 
     # -- names --------------------------------------------------------------------
