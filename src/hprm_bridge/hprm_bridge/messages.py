@@ -35,6 +35,7 @@ import importlib.machinery
 import sys
 import threading
 import types
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -43,7 +44,15 @@ from rosbags.interfaces import Nodetype
 from hprm_bridge import message_pickle
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
 
-__all__ = ["adopt", "install", "message_class", "message_module", "service_class", "uninstall"]
+__all__ = [
+    "action_class",
+    "adopt",
+    "install",
+    "message_class",
+    "message_module",
+    "service_class",
+    "uninstall",
+]
 
 _IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": "uint8",
               "bool": "boolean"}  # fmt: skip
@@ -84,31 +93,78 @@ def service_class(srv_type: str, registry: TypeRegistry | None = None) -> type:
     reg = registry or default_registry()
     request, response = reg.service_halves(srv_type)
     name = request[: -len("_Request")]
-    pkg, _, short = name.split("/")
+    pkg, interface, short = name.split("/")  # interface: srv, or action for an action's two
     with _lock:
         cls = _classes.get(name)
         if cls is None:
             cls = _classes[name] = type(short, (), {
-                "__module__": f"{pkg}.srv", "__qualname__": short, "_hprm_type": name,
+                "__module__": f"{pkg}.{interface}", "__qualname__": short, "_hprm_type": name,
                 "Request": message_class(request, reg), "Response": message_class(response, reg),
             })  # fmt: skip
         _classes[srv_type] = cls
         return cls
 
 
+def action_class(action_type: str, registry: TypeRegistry | None = None) -> type:
+    """The class of action ``pkg/action/Name``, as rosidl makes it: its ``Goal``,
+    ``Result`` and ``Feedback`` message classes, and in ``Impl`` the services and
+    messages rcl_action sends (``SendGoalService``, ``GetResultService``,
+    ``CancelGoalService``, ``FeedbackMessage``, ``GoalStatusMessage``).
+
+    Example::
+
+        >>> Fibonacci = action_class("example_interfaces/action/Fibonacci")
+        >>> Fibonacci.Goal(order=5)
+        example_interfaces.action.Fibonacci_Goal(order=5)
+        >>> Fibonacci.Impl.SendGoalService.__name__
+        'Fibonacci_SendGoal'
+    """
+    cls = _classes.get(action_type)
+    if cls is not None:
+        return cls
+    reg = registry or default_registry()
+    name = reg.resolve(action_type + "_Goal")[: -len("_Goal")]
+    pkg, _, short = name.split("/")
+    with _lock:
+        cls = _classes.get(name)
+        if cls is None:
+            impl = type("Impl", (), {
+                "SendGoalService": service_class(name + "_SendGoal", reg),
+                "GetResultService": service_class(name + "_GetResult", reg),
+                "CancelGoalService": service_class("action_msgs/srv/CancelGoal", reg),
+                "FeedbackMessage": message_class(name + "_FeedbackMessage", reg),
+                "GoalStatusMessage": message_class("action_msgs/msg/GoalStatusArray", reg),
+            })  # fmt: skip
+            cls = _classes[name] = type(short, (), {
+                "__module__": f"{pkg}.action", "__qualname__": short, "_hprm_type": name,
+                "Goal": message_class(name + "_Goal", reg),
+                "Result": message_class(name + "_Result", reg),
+                "Feedback": message_class(name + "_Feedback", reg),
+                "Impl": impl,
+            })  # fmt: skip
+        _classes[action_type] = cls
+        return cls
+
+
 def message_module(package: str, registry: TypeRegistry | None = None) -> types.ModuleType:
     """A ``package.msg`` module whose attributes are the package's message classes
-    (``package.srv`` with ``kind="srv"``: its service classes)."""
+    (``package.srv``, ``package.action``: its service and action classes, through
+    :func:`install`)."""
     return _interface_module(package, "msg", registry)
+
+
+_KINDS: dict[str, tuple[Callable[[TypeRegistry], list[str]], Callable[..., type], str]] = {
+    "msg": (TypeRegistry.known, message_class, "message"),
+    "srv": (TypeRegistry.services, service_class, "service"),
+    "action": (TypeRegistry.actions, action_class, "action"),
+}
 
 
 def _interface_module(package: str, kind: str, registry: TypeRegistry | None) -> types.ModuleType:
     reg = registry or default_registry()
     prefix = f"{package}/{kind}/"
-    known = reg.known() if kind == "msg" else reg.services()
-    names = sorted(t[len(prefix) :] for t in known if t.startswith(prefix))
-    make = message_class if kind == "msg" else service_class
-    what = "message" if kind == "msg" else "service"
+    known, make, what = _KINDS[kind]
+    names = sorted(t[len(prefix) :] for t in known(reg) if t.startswith(prefix))
     module = types.ModuleType(f"{package}.{kind}", f"ROS 2 {what}s of {package} (HPRM)")
 
     def __getattr__(attr: str) -> type:
@@ -385,7 +441,7 @@ def _new_messages(ros_type: str, reg: TypeRegistry, n: int) -> list[Any]:
 
 
 class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Answers ``import <pkg>.msg`` and ``<pkg>.srv`` (and the bare ``<pkg>``) for
+    """Answers ``import <pkg>.msg``, ``<pkg>.srv``, ``<pkg>.action`` (and the bare ``<pkg>``) for
     packages the registry knows, before any installed ROS 2 package could."""
 
     def __init__(self, registry: TypeRegistry | None) -> None:
@@ -394,11 +450,12 @@ class _MessageFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         pkg, _, sub = fullname.partition(".")
-        if sub not in ("", "msg", "srv"):
+        if sub and sub not in _KINDS:
             return None
         if self._packages is None:
             reg = self.registry or default_registry()
-            self._packages = {t.split("/", 1)[0] for t in [*reg.known(), *reg.services()]}
+            every = [*reg.known(), *reg.services(), *reg.actions()]
+            self._packages = {t.split("/", 1)[0] for t in every}
         if pkg not in self._packages:
             return None
         return importlib.machinery.ModuleSpec(fullname, self, is_package=not sub)

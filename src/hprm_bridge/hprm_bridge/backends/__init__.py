@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import re
 from typing import Any
 
 __all__ = ["KINDS", "open_backend"]
@@ -82,10 +83,18 @@ def rclpy_unusable(msg_types: list[str]) -> str | None:
 
 
 def ros_class(ros_type: str) -> Any | None:
-    """The rosidl-generated class of ``pkg/msg/Name`` or ``pkg/srv/Name``, or None."""
+    """The rosidl-generated class of ``pkg/msg/Name``, ``pkg/srv/Name`` or an action's
+    part ``pkg/action/Name_Part`` (rosidl keeps those in the action's own module,
+    ``pkg.action._name``), or None."""
     pkg, kind, name = ros_type.split("/")
+    module = f"{pkg}.{kind}"
+    if kind == "action":
+        action = name.split("_", 1)[0]  # interface names have no '_' (rosidl)
+        # rosidl's module name for it (convert_camel_case_to_lower_case_underscore)
+        words = re.sub(r"(.)([A-Z][a-z]+)", r"\1_\2", action)
+        module += "._" + re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", words).lower()
     try:
-        cls = getattr(importlib.import_module(f"{pkg}.{kind}"), name, None)
+        cls = getattr(importlib.import_module(module), name, None)
     except ImportError:
         return None
     # rosidl's, not HPRM's own classes of a ported node's process (hprm_bridge.messages)

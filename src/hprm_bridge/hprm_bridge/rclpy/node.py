@@ -21,13 +21,12 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 from collections.abc import Callable
 from typing import Any
 
-from hprm_bridge import messages, service_ports
+from hprm_bridge import action_ports, messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.raw_message import materialize
 from hprm_bridge.rclpy import federate_status, parameter_service, rosout
@@ -35,13 +34,17 @@ from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.logging import RcutilsLogger
+from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
-from hprm_bridge.rclpy.qos import QoSProfile, as_profile
-from hprm_bridge.rclpy.service import Service
+from hprm_bridge.rclpy.publisher import Publisher
+from hprm_bridge.rclpy.qos import as_profile
+from hprm_bridge.rclpy.service import Handler, Service
+from hprm_bridge.rclpy.subscription import Subscription
+from hprm_bridge.rclpy.timer import TimerHandle
 from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
-from hprm_core import Input, Output, Reactor, Timer
+from hprm_core import Input, LogicalAction, Output, Reactor, Timer
 from hprm_core.errors import AssemblyError
 from hprm_core.trigger import type_name
 
@@ -59,89 +62,12 @@ def _ros_type(msg_type: Any) -> str:
     return normalize_type_name(type_name(msg_type))
 
 
+_ACTION_SERVICES = ("_SendGoal", "_GetResult")  # an action's services (pkg/action/Name_...)
 NODE_SERVICES = "HPRM_NODE_SERVICES"  # =1: /rosout and ros2 param (hprm-ros run --node-services)
 
 
 class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
-
-
-class Publisher:
-    qos_profile: QoSProfile
-
-    def __init__(self, topic: str, port: Output, msg_type: str) -> None:
-        self.topic_name = topic
-        self.msg_type = msg_type
-        self._port = port
-        self._queue: list[Any] = []
-
-    def publish(self, msg: Any) -> None:
-        self._queue.append(msg)
-
-    def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
-        """A numpy array in this federate's shared-memory store, to build a large field in
-        (an Image's ``data``, a PointCloud2's): published in a message, it crosses to the
-        federates on this host as a reference, with no copy at all.
-
-        HPRM's addition, named after rclcpp's ``borrow_loaned_message``: rclpy has no
-        loans (ros2/rclpy#889), so a node that runs under both looks for it::
-
-            loan = getattr(pub, "borrow_loaned_array", None)
-            pixels = loan((480, 640, 3)) if loan else np.empty((480, 640, 3), np.uint8)
-            render_into(pixels)
-            msg.data = pixels.reshape(-1) if loan else array.array("B", pixels.tobytes())
-
-        The array is the node's as long as it references it (no return call): its memory is
-        reused only once no Python object points into it and every receiver is done with
-        it. Write it before publishing; what is written after may reach some receivers. Its
-        contents start undefined. Outside a running federation (in the node's constructor,
-        or a program without a store) it is a plain ``numpy.empty`` array, which publishing
-        copies.
-        """
-        reactor = self._port.container
-        if reactor is not None:
-            with contextlib.suppress(AssemblyError):  # not running (yet)
-                return reactor.alloc_array(shape, dtype)
-        import numpy as np
-
-        return np.empty(shape, dtype)
-
-    def get_subscription_count(self) -> int:
-        raise UnsupportedError(
-            "Publisher.get_subscription_count is not supported in an HPRM federate: "
-            "the graph is fixed before the start"
-        )
-
-
-class Subscription:
-    qos_profile: QoSProfile
-
-    def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
-        self.topic_name = topic
-        self.msg_type = msg_type
-        self._port = port
-        self.callback = callback
-
-
-class TimerHandle:
-    def __init__(self, period_ns: int, timer: Timer, callback: Callable[..., Any]) -> None:
-        self.timer_period_ns = period_ns
-        self._timer = timer
-        self.callback = callback
-        self.cancelled = False
-
-    def cancel(self) -> None:
-        """As rclpy's; the timer's next firing is unscheduled too, so that a cancelled
-        timer does not move a decentralized federate's logical time."""
-        self.cancelled = True
-        self._timer.cancel()
-
-    def is_canceled(self) -> bool:
-        return self.cancelled
-
-    def reset(self) -> None:
-        self.cancelled = False
-        self._timer.reset()
 
 
 class Node:
@@ -217,6 +143,8 @@ class Node:
         self._user_publishers = 0  # the node's own: pub0, pub1...
         sink = self._to_rosout if self._services else None
         self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
+        self._sleeper: Sleeper | None = None  # callbacks that sleep in logical time (_tasks)
+        self._wake = LogicalAction()
         self._finalized = False
         self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
 
@@ -364,6 +292,14 @@ class Node:
     def create_service(
         self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], **kw: Any
     ) -> Service:
+        return self._serve(srv_type, srv_name, callback)
+
+    def _serve(
+        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any] | None,
+        handler: Handler | None = None,
+    ) -> Service:  # fmt: skip
+        """A service answered by ``callback`` as rclpy calls it, or by ``handler``, which
+        answers each call through ``Service._reply``, then or at a later tag."""
         self._check_open("create_service")
         name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
         requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type)
@@ -371,7 +307,7 @@ class Node:
         self._reactor.attach(f"srv{index}_request", requests)
         replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
                                   f"srv{index}_reply")  # fmt: skip
-        service = Service(cls, name, callback, requests, replies)
+        service = Service(cls, name, callback, requests, replies, handler)
         self.services.append(service)
         return service
 
@@ -395,7 +331,7 @@ class Node:
             name = _ros_type(srv_type)
         except (AssemblyError, InvalidNameError):
             name = repr(srv_type)
-        if "/srv/" not in name:
+        if "/srv/" not in name and not name.endswith(_ACTION_SERVICES):
             raise TypeError(f"{name} is not a service type (pkg/srv/Name)")
         return messages.service_class(name)
 
@@ -464,6 +400,10 @@ class Node:
             r.add_reaction(self._exits(client._receive), client._replies,
                            name=f"on_{client._replies.name}")  # fmt: skip
             triggers.append(client._replies)
+        sleeper = self._sleeper
+        if sleeper is not None:  # tasks resume after the tag's other callbacks
+            r.add_reaction(self._exits(sleeper.wake), self._wake, name="wake")
+            triggers.append(self._wake)
         if self._services:  # /hprm/federate_status, then its last words at shutdown
             from hprm_bridge.porting import federate_names
 
@@ -478,6 +418,15 @@ class Node:
             r.add_reaction(lambda: self._status.publish(report.finished(r.tag)), r.shutdown,
                            name="status_final")  # fmt: skip
             triggers.append(r.shutdown)
+        if sleeper is not None:  # the wake-ups the tag's tasks asked for
+            wake = self._wake
+
+            def sleep_until() -> None:
+                for delay in sleeper.take_wakeups():
+                    wake.schedule(None, delay)
+
+            r.add_reaction(sleep_until, *triggers, effects=[wake], name="sleep_until")
+            r.add_reaction(sleeper.stop, r.shutdown, name="stop_tasks")
         if self._publishers:
             r.add_reaction(
                 _flush(self._publishers),
@@ -501,12 +450,27 @@ class Node:
         to ROS 2) would wait forever; say so, as rclpy's ``wait_for_service`` would by
         never returning True."""
         sources = {c.src for c in graph.connections}
+        told: set[str] = set()
         for client in self.clients:
-            if f"{self._reactor.name}.{client._requests._port.name}" not in sources:
+            if f"{self._reactor.name}.{client._requests._port.name}" in sources:
+                continue
+            action = action_ports.action_of(client.srv_name)  # its three services: once
+            what = client.srv_name if action is None else f"the action {action}"
+            if what not in told:
+                told.add(what)
                 self._logger.warning(
-                    f"no node of the federation serves {client.srv_name}: its calls will not "
-                    "be answered (hprm-ros run --bridge carries them to a ROS 2 server)"
+                    f"no node of the federation serves {what}: its calls will not be "
+                    "answered (hprm-ros run --bridge carries them to a ROS 2 server)"
                 )
+
+    def _tasks(self) -> Sleeper:
+        """The node's tasks: callbacks that sleep in logical time (an action's execute
+        callback, :mod:`hprm_bridge.rclpy.logical_sleep`); set up before spin."""
+        if self._sleeper is None:
+            self._check_open("ActionServer")
+            self._sleeper = Sleeper(self._clock.now_ns)
+            self._reactor.attach("wake", self._wake)
+        return self._sleeper
 
     def _stop_after(self, timeout_sec: float) -> None:
         """Stop the federation at this logical time from the start (before spin)."""

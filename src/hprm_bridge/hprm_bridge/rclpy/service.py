@@ -2,7 +2,9 @@
 
 The callback answers each request at the tag it arrives, one call at a time
 in the order of the calling federates, as ``callback(request, response)``
-returning the response, the way rclpy calls it.
+returning the response, the way rclpy calls it. An action server's services
+answer through a handler of their own instead (a result request is answered
+when the goal ends, at a later tag).
 """
 
 from __future__ import annotations
@@ -10,19 +12,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+Handler = Callable[[str, int, Any], None]  # (client, sequence number, request)
+
 
 class Service:
     """As rclpy's; made by ``Node.create_service``."""
 
     def __init__(
-        self, srv_type: type, srv_name: str, callback: Callable[[Any, Any], Any],
-        requests: Any, replies: Any,
+        self, srv_type: type, srv_name: str, callback: Callable[[Any, Any], Any] | None,
+        requests: Any, replies: Any, handler: Handler | None = None,
     ) -> None:  # fmt: skip
         self.srv_type = srv_type
         self.srv_name = srv_name
         self.callback = callback
         self._requests = requests  # the request Input
         self._replies = replies  # the node's Publisher of the reply port
+        self._handle = handler or self._call_back
 
     def destroy(self) -> None:
         pass
@@ -30,11 +35,19 @@ class Service:
     def _answer(self) -> None:
         """The request port's reaction."""
         for key, seq, request in self._requests.value:
-            response = self.callback(request, self.srv_type.Response())
-            if not isinstance(response, self.srv_type.Response):
-                raise TypeError(
-                    f"service {self.srv_name}: the callback returned {type(response).__name__}, "
-                    f"not a {self.srv_type.__name__}.Response (return the response it was given, "
-                    "filled in)"
-                )
-            self._replies.publish((key, seq, response))
+            self._handle(key, seq, request)
+
+    def _call_back(self, key: str, seq: int, request: Any) -> None:
+        assert self.callback is not None
+        response = self.callback(request, self.srv_type.Response())
+        if not isinstance(response, self.srv_type.Response):
+            raise TypeError(
+                f"service {self.srv_name}: the callback returned {type(response).__name__}, "
+                f"not a {self.srv_type.__name__}.Response (return the response it was given, "
+                "filled in)"
+            )
+        self._reply(key, seq, response)
+
+    def _reply(self, key: str, seq: int, response: Any) -> None:
+        """Answer the call ``seq`` of client ``key`` (now, or at a later tag)."""
+        self._replies.publish((key, seq, response))

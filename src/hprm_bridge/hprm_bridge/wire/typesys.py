@@ -15,9 +15,15 @@
 
 Services (``pkg/srv/Name``) the same way: ``<pkg>/srv/<Name>.srv`` files next to the
 ``msg/`` directories, plus the few Humble services nodes call most (std_srvs,
-example_interfaces' AddTwoInts: rosbags' store holds messages only). A service's
-halves are the message types ``pkg/srv/Name_Request`` and ``pkg/srv/Name_Response``,
-as rosidl generates them.
+example_interfaces' AddTwoInts, action_msgs' CancelGoal: rosbags' store holds messages
+only). A service's halves are the message types ``pkg/srv/Name_Request`` and
+``pkg/srv/Name_Response``, as rosidl generates them.
+
+Actions (``pkg/action/Name``) from ``<pkg>/action/<Name>.action`` files (and
+example_interfaces' Fibonacci built in): as rosidl, an action gives the messages
+``Name_Goal``, ``Name_Result``, ``Name_Feedback`` and ``Name_FeedbackMessage`` and the
+services ``Name_SendGoal`` and ``Name_GetResult``, all under ``pkg/action/``: what
+rcl_action sends on the wire (see :data:`ACTION_PARTS`).
 
 Types load lazily, with their dependencies, the first time a name is asked
 for; a missing dependency or a parse error names the file and the type chain.
@@ -67,30 +73,52 @@ _HUMBLE_SERVICES = {
     "std_srvs/srv/Empty": "---\n",
     "std_srvs/srv/SetBool": "bool data\n---\nbool success\nstring message\n",
     "std_srvs/srv/Trigger": "---\nbool success\nstring message\n",
+    "action_msgs/srv/CancelGoal": (
+        "action_msgs/GoalInfo goal_info\n---\nint8 ERROR_NONE=0\nint8 ERROR_REJECTED=1\n"
+        "int8 ERROR_UNKNOWN_GOAL_ID=2\nint8 ERROR_GOAL_TERMINATED=3\nint8 return_code\n"
+        "action_msgs/GoalInfo[] goals_canceling\n"
+    ),
 }
+_HUMBLE_ACTIONS = {  # the ROS 2 tutorials' action
+    "example_interfaces/action/Fibonacci": (
+        "int32 order\n---\nint32[] sequence\n---\nint32[] sequence\n"
+    ),
+}
+# What rosidl derives from an action pkg/action/Name: the types rcl_action sends, each as
+# .msg text ({} is pkg/action/Name); the three parts of the .action file come first.
+_UUID = "unique_identifier_msgs/UUID goal_id\n"
+ACTION_PARTS = {
+    "_SendGoal_Request": _UUID + "{}_Goal goal\n",
+    "_SendGoal_Response": "bool accepted\nbuiltin_interfaces/Time stamp\n",
+    "_GetResult_Request": _UUID,
+    "_GetResult_Response": "int8 status\n{}_Result result\n",
+    "_FeedbackMessage": _UUID + "{}_Feedback feedback\n",
+}
+_ACTION_SECTIONS = ("_Goal", "_Result", "_Feedback")
 _HALVES = ("_Request", "_Response")
+_KINDS = ("msg", "srv", "action")
 _EMPTY = "uint8 structure_needs_at_least_one_member\n"  # what rosidl gives an empty struct
 
 
 def _index_msg_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, Path]:
-    """Map ``pkg/msg/Type`` to the ``.msg`` file defining it, and ``pkg/srv/Name``
-    to its ``.srv`` file; first path wins."""
+    """Map ``pkg/msg/Type`` to the ``.msg`` file defining it, ``pkg/srv/Name`` to its
+    ``.srv`` file and ``pkg/action/Name`` to its ``.action`` file; first path wins."""
     found: dict[str, Path] = {}
 
     def add(msg_file: Path, pkg: str) -> None:
         found.setdefault(f"{pkg}/{msg_file.suffix[1:]}/{msg_file.stem}", msg_file)
 
     def add_package(pkg_dir: Path) -> None:
-        for kind in ("msg", "srv"):
+        for kind in _KINDS:
             if (pkg_dir / kind).is_dir():
                 for f in sorted((pkg_dir / kind).glob(f"*.{kind}")):
                     add(f, pkg_dir.name)
 
     for raw in paths:
         p = Path(raw)
-        if p.is_file() and p.suffix in (".msg", ".srv"):
+        if p.is_file() and p.suffix[1:] in _KINDS:
             add(p, p.parent.parent.name)
-        elif (p / "msg").is_dir() or (p / "srv").is_dir():
+        elif any((p / kind).is_dir() for kind in _KINDS):
             add_package(p)
         elif (p / "share").is_dir():  # an install prefix
             for pkg in sorted((p / "share").iterdir()):
@@ -141,12 +169,16 @@ class TypeRegistry:
 
     def known(self) -> list[str]:
         """Every message type name this registry can resolve (built in or found on disk)."""
-        messages = {t for t in self._files if "/srv/" not in t}
+        messages = {t for t in self._files if "/msg/" in t}
         return sorted(set(self.store.fielddefs) | messages)
 
     def services(self) -> list[str]:
         """Every service type (``pkg/srv/Name``) this registry knows."""
         return sorted({t for t in self._files if "/srv/" in t} | set(_HUMBLE_SERVICES))
+
+    def actions(self) -> list[str]:
+        """Every action type (``pkg/action/Name``) this registry knows."""
+        return sorted({t for t in self._files if "/action/" in t} | set(_HUMBLE_ACTIONS))
 
     def service_halves(self, srv_type: str) -> tuple[str, str]:
         """The request and response message types of ``srv_type``, loaded."""
@@ -169,6 +201,9 @@ class TypeRegistry:
         return name
 
     def _load(self, name: str, chain: tuple[str, ...]) -> None:
+        if "/action/" in name:
+            self._load_action(name, chain)
+            return
         if "/srv/" in name and name.endswith(_HALVES):
             self._load_service(name.rsplit("_", 1)[0], chain)
             return
@@ -215,6 +250,38 @@ class TypeRegistry:
             fields = "\n".join(part) + "\n"
             has_field = any(line.split("#", 1)[0].strip() for line in part)
             self.define(srv_type + half, fields if has_field else _EMPTY)
+
+    def _load_action(self, name: str, chain: tuple[str, ...]) -> None:
+        """Define every type of the action that ``name`` (one of them) belongs to."""
+        ends = sorted([*_ACTION_SECTIONS, *ACTION_PARTS], key=len, reverse=True)
+        end = next((e for e in ends if name.endswith(e)), None)
+        action = name[: -len(end)] if end else name
+        path = self._files.get(action)
+        text = _HUMBLE_ACTIONS.get(action) if path is None else path.read_text()
+        if text is None:
+            via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
+            raise UnknownTypeError(
+                f"unknown action type {action!r}{via}: no {action.split('/')[-1]}.action "
+                "under AMENT_PREFIX_PATH or the given msg paths"
+            )
+        if end is None:
+            raise UnknownTypeError(
+                f"{action} is an action, not a message type: its messages are {action}_Goal, "
+                f"{action}_Result and {action}_Feedback"
+            )
+        lines = text.splitlines()
+        cut = [i for i, line in enumerate(lines) if line.split("#", 1)[0].strip() == "---"]
+        if len(cut) != 2:
+            raise MsgParseError(
+                f"cannot parse {path or action}: an action has two '---' lines between its "
+                f"goal, result and feedback, found {len(cut)}"
+            )
+        parts = (lines[: cut[0]], lines[cut[0] + 1 : cut[1]], lines[cut[1] + 1 :])
+        for section, part in zip(_ACTION_SECTIONS, parts, strict=True):
+            has_field = any(line.split("#", 1)[0].strip() for line in part)
+            self.define(action + section, "\n".join(part) + "\n" if has_field else _EMPTY)
+        for suffix, fields in ACTION_PARTS.items():
+            self.define(action + suffix, fields.format(action))
 
     def define(self, ros_type: str, text: str, *, dds_name: str | None = None) -> str:
         """Add ``ros_type`` from ``.msg`` text (its named fields must be known or
@@ -364,9 +431,9 @@ def _msg_type(desc: tuple[Any, Any]) -> str:
     if kind == "BASE":
         base, bound = desc[1]
         return f"{base}<={bound}" if bound else base
-    if kind == "NAME":
-        pkg, _, typ = desc[1].split("/")
-        return f"{pkg}/{typ}"
+    if kind == "NAME":  # pkg/Type; an action's parts keep pkg/action/Type (no .msg form)
+        pkg, interface, typ = desc[1].split("/")
+        return f"{pkg}/{typ}" if interface == "msg" else desc[1]
     sub, count = desc[1]
     if kind == "ARRAY":
         return f"{_msg_type(sub)}[{count}]"

@@ -1,0 +1,189 @@
+"""Callbacks that sleep in logical time: what an action's execute callback does.
+
+An action server's execute callback usually loops: publish feedback,
+``time.sleep(1)``, check ``goal_handle.is_cancel_requested``, and finally
+return the result. Under rclpy it runs on an executor thread for as long as
+it takes in wall-clock time. In a federate every callback is one instant of
+logical time; slept in wall time, such a callback would hold up the whole
+federation and deliver its feedback all at once, and a cancel request could
+never reach it.
+
+So the node runs such a callback as a *task*: on a thread of its own that
+takes turns with the node's reactor, never running beside it. Inside a
+task, ``time.sleep(d)`` (and ``Rate.sleep()``) hands control back to the
+reactor, which resumes the task at the tag ``d`` later in logical time;
+meanwhile the node's other callbacks run at their tags (a cancel request is
+seen on resuming). Every run sees the same tags, so the feedback and the
+result are the same in every run. Outside a task, ``time.sleep`` is
+Python's.
+
+Example (an execute callback; under rclpy it reads the same)::
+
+    def execute(self, goal_handle):
+        for i in range(goal_handle.request.order):
+            goal_handle.publish_feedback(Fibonacci.Feedback(sequence=seq[: i + 1]))
+            time.sleep(1.0)  # in a federate: one second of logical time
+        ...
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+_real_sleep = time.sleep
+_current = threading.local()  # .task: the task this thread runs, if any
+
+
+class _Stopped(BaseException):
+    """Ends a task that is still sleeping when its federation stops."""
+
+
+def _sleep(seconds: float) -> None:
+    task = getattr(_current, "task", None)
+    if task is None:
+        _real_sleep(seconds)
+    else:
+        task.suspend(seconds)
+
+
+def install() -> None:
+    """Make ``time.sleep`` sleep in logical time inside tasks (idempotent; a no-op for
+    every other thread, which keeps Python's sleep)."""
+    time.sleep = _sleep
+
+
+def sleep(seconds: float) -> bool:
+    """Sleep ``seconds`` of logical time if called from a task and say True; False
+    (having slept nothing) from anywhere else."""
+    task = getattr(_current, "task", None)
+    if task is None:
+        return False
+    task.suspend(seconds)
+    return True
+
+
+class _Task:
+    def __init__(self, sleeper: Sleeper, fn: Callable[[], None], name: str) -> None:
+        self._sleeper = sleeper
+        self._fn = fn
+        self._go = threading.Semaphore(0)  # the reactor's turn is over: run
+        self._back = threading.Semaphore(0)  # the task's turn is over
+        self._stopping = False
+        self.done = False
+        self.failure: BaseException | None = None
+        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+
+    def _main(self) -> None:
+        _current.task = self
+        self._go.acquire()
+        try:
+            if not self._stopping:
+                self._fn()
+        except _Stopped:
+            pass
+        except BaseException as exc:  # re-raised by the reactor (a callback's error)
+            self.failure = exc
+        finally:
+            self.done = True
+            self._back.release()
+
+    def turn(self) -> None:
+        """Run the task until it sleeps or ends (from the reactor's thread, or another
+        task's); re-raise what it raised."""
+        if not self._thread.is_alive() and not self.done:
+            self._thread.start()
+        self._go.release()
+        self._back.acquire()
+        if self.failure is not None:
+            failure, self.failure = self.failure, None
+            raise failure
+
+    def suspend(self, seconds: float) -> None:
+        """From the task's thread: give the turn back until ``seconds`` later."""
+        if seconds < 0:
+            raise ValueError("sleep length must be non-negative")
+        self._sleeper._wake_in(self, round(seconds * 1_000_000_000))
+        self._back.release()
+        self._go.acquire()
+        if self._stopping:
+            raise _Stopped
+
+    def stop(self) -> None:
+        self._stopping = True
+        if self._thread.is_alive():
+            self._go.release()
+            self._back.acquire()
+
+
+class Sleeper:
+    """A node's tasks and when each wakes. The node's reactor owns it: ``start`` and
+    ``wake`` run tasks from its reactions, ``take_wakeups`` gives the delays its wake
+    action must be scheduled with, ``stop`` ends the tasks still asleep at shutdown."""
+
+    def __init__(self, now_ns: Callable[[], int]) -> None:
+        self._now_ns = now_ns
+        self._due: list[tuple[int, int, _Task]] = []  # (wake time, order, task), a heap
+        self._order = itertools.count()
+        self._new: list[int] = []  # wake times asked since take_wakeups
+        self._tasks: list[_Task] = []
+        install()
+
+    def start(self, fn: Callable[[], None], name: str = "hprm-task") -> None:
+        """Run ``fn`` as a task from the next microstep on (as rclpy hands an execute
+        callback to its executor, to run once the current callback has returned)."""
+        task = _Task(self, fn, name)
+        self._tasks.append(task)
+        self._wake_in(task, 0)
+
+    def _run(self, task: _Task) -> None:
+        try:
+            task.turn()
+        finally:
+            if task.done:
+                self._tasks.remove(task)
+
+    def _wake_in(self, task: _Task, delay_ns: int) -> None:
+        at = self._now_ns() + delay_ns
+        heapq.heappush(self._due, (at, next(self._order), task))
+        self._new.append(delay_ns)
+
+    def take_wakeups(self) -> list[int]:
+        """The delays (ns from now) at which tasks that slept since the last call wake."""
+        new, self._new = self._new, []
+        return new
+
+    def wake(self) -> None:
+        """Resume every task due by now, in the order they fell asleep."""
+        now = self._now_ns()
+        while self._due and self._due[0][0] <= now:
+            self._run(heapq.heappop(self._due)[2])
+
+    def stop(self) -> None:
+        for task in list(self._tasks):
+            task.stop()
+        self._tasks.clear()
+        self._due.clear()
+
+
+def drive(value: Any) -> Any:
+    """The result of a callback that may be a coroutine (rclpy awaits those): run it to
+    its end; it may sleep in logical time, not await a future that is not done."""
+    if not hasattr(value, "send") or not hasattr(value, "throw"):
+        return value
+    try:
+        while True:
+            awaited = value.send(None)
+            if awaited is not None and hasattr(awaited, "done") and awaited.done():
+                continue
+            raise RuntimeError(
+                "an async callback awaited something not yet done; in an HPRM federate "
+                "futures complete at later tags: use add_done_callback, or poll "
+                "future.done() with time.sleep in an action's execute callback"
+            )
+    except StopIteration as end:
+        return end.value

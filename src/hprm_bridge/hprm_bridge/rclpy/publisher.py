@@ -1,0 +1,64 @@
+"""``rclpy.publisher.Publisher`` of a ported node: an output port of its reactor.
+
+``publish()`` only queues the message: the node's last reaction at each tag sets
+the port to the tuple of the tag's messages (a port holds one value per tag, and
+two publishes in one callback would overwrite), so every message is delivered,
+in order.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.qos import QoSProfile
+from hprm_core import Output
+from hprm_core.errors import AssemblyError
+
+
+class Publisher:
+    qos_profile: QoSProfile
+
+    def __init__(self, topic: str, port: Output, msg_type: str) -> None:
+        self.topic_name = topic
+        self.msg_type = msg_type
+        self._port = port
+        self._queue: list[Any] = []
+
+    def publish(self, msg: Any) -> None:
+        self._queue.append(msg)
+
+    def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
+        """A numpy array in this federate's shared-memory store, to build a large field in
+        (an Image's ``data``, a PointCloud2's): published in a message, it crosses to the
+        federates on this host as a reference, with no copy at all.
+
+        HPRM's addition, named after rclcpp's ``borrow_loaned_message``: rclpy has no
+        loans (ros2/rclpy#889), so a node that runs under both looks for it::
+
+            loan = getattr(pub, "borrow_loaned_array", None)
+            pixels = loan((480, 640, 3)) if loan else np.empty((480, 640, 3), np.uint8)
+            render_into(pixels)
+            msg.data = pixels.reshape(-1) if loan else array.array("B", pixels.tobytes())
+
+        The array is the node's as long as it references it (no return call): its memory is
+        reused only once no Python object points into it and every receiver is done with
+        it. Write it before publishing; what is written after may reach some receivers. Its
+        contents start undefined. Outside a running federation (in the node's constructor,
+        or a program without a store) it is a plain ``numpy.empty`` array, which publishing
+        copies.
+        """
+        reactor = self._port.container
+        if reactor is not None:
+            with contextlib.suppress(AssemblyError):  # not running (yet)
+                return reactor.alloc_array(shape, dtype)
+        import numpy as np
+
+        return np.empty(shape, dtype)
+
+    def get_subscription_count(self) -> int:
+        raise UnsupportedError(
+            "Publisher.get_subscription_count is not supported in an HPRM federate: "
+            "the graph is fixed before the start"
+        )

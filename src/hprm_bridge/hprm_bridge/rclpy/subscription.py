@@ -1,0 +1,20 @@
+"""``rclpy.subscription.Subscription`` of a ported node: an input port of its reactor
+and a reaction calling the callback once per message of the tag."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from hprm_bridge.rclpy.qos import QoSProfile
+from hprm_core import Input
+
+
+class Subscription:
+    qos_profile: QoSProfile
+
+    def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
+        self.topic_name = topic
+        self.msg_type = msg_type
+        self._port = port
+        self.callback = callback

@@ -1,0 +1,282 @@
+"""Actions between ported nodes (hprm_bridge.rclpy.action, .logical_sleep,
+hprm_bridge.action_ports): the ROS 2 tutorial's Fibonacci server and client
+(test/nodes/fibonacci_server.py, fibonacci_client.py: rclpy and
+example_interfaces only) under ``hprm-ros run`` in real processes, and under
+real rclpy where a Humble is sourced; the surface's rules in process."""
+
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hprm_bridge import action_ports, messages
+from hprm_bridge.rclpy.action import ActionClient, ActionServer
+from hprm_bridge.rclpy.action.server import InvalidTransitionError, ServerGoalHandle
+from hprm_bridge.rclpy.logical_sleep import Sleeper
+from hprm_bridge.rclpy.node import Node, UnsupportedError
+from hprm_bridge.wire.dds_config import random_domain_id
+from hprm_bridge.wire.errors import MsgParseError, UnknownTypeError
+from hprm_bridge.wire.typesys import TypeRegistry
+
+NODES = Path(__file__).parent / "nodes"
+Fibonacci = messages.action_class("example_interfaces/action/Fibonacci")
+COORDINATIONS = pytest.mark.parametrize(
+    "coordination", [["--coordination", "centralized"],
+                     ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
+    ids=["centralized", "decentralized"],
+)  # fmt: skip
+RAN = ["ACCEPTED"] + [f"FEEDBACK {[0, 1, 1, 2, 3, 5][: n + 3]}" for n in range(4)]
+CANCELED = ["ACCEPTED", "FEEDBACK [0, 1, 1]", "FEEDBACK [0, 1, 1, 2]",
+            "CANCEL return code 0, 1 canceling", "RESULT status 5 [0, 1, 1, 2]"]  # fmt: skip
+
+
+def _run(*args, timeout=120):
+    """``hprm-ros run`` of the two Fibonacci nodes; (output, client lines, server lines)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "fibonacci_server.py",
+         NODES / "fibonacci_client.py", "--param", "fibonacci_server:period:=0.1", *args],
+        capture_output=True, text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    client = re.findall(r"^\[fibonacci_client\] ([A-Z]+ .*|[A-Z]+)$", r.stdout, re.M)
+    server = re.findall(r"^\[fibonacci_server\] ([A-Z]+ .*)$", r.stdout, re.M)
+    return out, client, server
+
+
+def _logical_span_ns(out: str) -> int:
+    """From the federation's start to the stop the client asked for (logical time)."""
+    start = int(re.search(r"start time (\d+)", out).group(1))
+    stop = int(re.search(r"stop requested by fibonacci_client at Tag\(time=(\d+)", out).group(1))
+    return stop - start
+
+
+@COORDINATIONS
+def test_the_tutorial_action_runs_in_logical_time(coordination):
+    """Each feedback one period (0.1 s, slept with time.sleep in the execute callback)
+    after the last, in logical time: the run ends 0.4 s after the start, exactly, and
+    prints the same lines every run."""
+    runs = []
+    for _ in range(2):
+        out, client, server = _run(*coordination, timeout=120)
+        runs.append((client, server))
+        assert _logical_span_ns(out) == 400_000_000, out
+    assert runs[0] == runs[1], runs
+    assert runs[0][0] == [*RAN, "RESULT status 4 [0, 1, 1, 2, 3, 5]"]
+    assert runs[0][1] == ["GOAL order 5: accepted", "EXECUTE order 5"]
+
+
+def test_a_cancel_reaches_the_goal_between_its_sleeps():
+    """The client cancels at the second feedback; the server's cancel callback runs
+    while the execute callback sleeps, which then sees is_cancel_requested (what the
+    tutorial needs a MultiThreadedExecutor for under rclpy)."""
+    out, client, server = _run("--param", "fibonacci_client:order:=8",
+                               "--param", "fibonacci_client:cancel_at:=2")  # fmt: skip
+    assert client == CANCELED
+    assert server == ["GOAL order 8: accepted", "EXECUTE order 8", "CANCEL requested",
+                      "CANCELED after 4"]  # fmt: skip
+    assert _logical_span_ns(out) == 200_000_000  # canceled at its third step
+
+
+def test_a_rejected_goal_is_answered_and_never_executes():
+    _, client, server = _run("--param", "fibonacci_client:order:=50")
+    assert client == ["REJECTED"]
+    assert server == ["GOAL order 50: rejected"]
+
+
+def test_a_goal_still_sleeping_at_the_stop_ends_with_its_federation():
+    """--timeout stops the federation while the execute callback sleeps: its task is
+    ended, every process exits cleanly, no result is printed."""
+    out, client, _ = _run("--param", "fibonacci_client:order:=30", "--timeout", "250 ms")
+    assert client == [*RAN[:3], "FEEDBACK [0, 1, 1, 2, 3]"]
+    assert "RESULT" not in out and "Traceback" not in out
+
+
+def test_a_client_of_an_action_no_node_serves_is_told_once():
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "fibonacci_client.py",
+         "--timeout", "30 ms"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    told = re.findall(r"no node of the federation serves (.*?):", r.stdout)
+    assert told == ["the action /fibonacci"], r.stdout
+
+
+def test_graph_shows_an_action_as_its_services_and_topics():
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", NODES / "fibonacci_server.py",
+         NODES / "fibonacci_client.py"], capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "fibonacci_client -> fibonacci_server  /_hprm/services/fibonacci/_action/send_goal" in (
+        r.stdout
+    )
+    assert "fibonacci_server -> fibonacci_client  /fibonacci/_action/feedback" in r.stdout
+    assert "[example_interfaces/action/Fibonacci_FeedbackMessage]" in r.stdout
+
+
+def test_an_execute_callback_that_fails_aborts_its_goal_and_says_why(tmp_path):
+    """As rclpy: the error is logged, the goal aborted, an empty result returned; a
+    callback that returns no result is refused by name."""
+    server = tmp_path / "fibonacci_server.py"
+    server.write_text(
+        textwrap.dedent("""
+        import rclpy
+        from example_interfaces.action import Fibonacci
+        from rclpy.action import ActionServer
+        from rclpy.node import Node
+
+        def execute(goal_handle):
+            raise ValueError("no sequence today")
+
+        rclpy.init()
+        node = Node("broken_server")
+        ActionServer(node, Fibonacci, "fibonacci", execute)
+        rclpy.spin(node)
+    """)
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", server, NODES / "fibonacci_client.py"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "Error raised in execute callback: no sequence today" in out
+    assert "[fibonacci_client] RESULT status 6 []" in out  # ABORTED, an empty result
+
+
+def test_goal_ids_are_the_same_every_run_and_distinct():
+    def ids():
+        node = Node("asker")
+        client = ActionClient(node, Fibonacci, "fibonacci")
+        client.send_goal_async(Fibonacci.Goal(order=1))
+        client.send_goal_async(Fibonacci.Goal(order=2))
+        sent = client._goals._requests._queue
+        return [bytes(req.goal_id.uuid) for _, _, req in sent]
+
+    first, second = ids(), ids()
+    assert first == second and first[0] != first[1]
+    assert all(len(i) == 16 and i[6] >> 4 == 4 for i in first)  # version-4 shaped
+
+
+def test_the_client_refuses_what_would_block_or_mistype():
+    node = Node("asker")
+    client = ActionClient(node, "example_interfaces/action/Fibonacci", "fibonacci")
+    assert client.wait_for_server(timeout_sec=1.0) and client.server_is_ready()
+    with pytest.raises(TypeError, match="goal must be a"):
+        client.send_goal_async(Fibonacci.Result())
+    with pytest.raises(UnsupportedError, match=r"ActionClient\.send_goal \(/fibonacci\)"):
+        client.send_goal(Fibonacci.Goal(order=1))
+    with pytest.raises(TypeError, match="std_msgs/msg/String is not an action type"):
+        ActionClient(node, messages.message_class("std_msgs/msg/String"), "x")
+
+
+def test_goal_states_follow_rcl_actions_state_machine():
+    node = Node("server")
+    server = ActionServer(node, Fibonacci, "fibonacci", lambda handle: Fibonacci.Result())
+    info = messages.message_class("action_msgs/msg/GoalInfo")()
+    handle = ServerGoalHandle(server, info, Fibonacci.Goal(order=3))
+    server._goals[bytes(info.goal_id.uuid)] = handle  # as a goal request would
+    assert handle.status == 1 and handle.is_active  # ACCEPTED
+    with pytest.raises(InvalidTransitionError, match="from state 1 with event SUCCEED"):
+        handle.succeed()  # never executed
+    handle._update_state(0)  # EXECUTE
+    handle._update_state(1)  # CANCEL_GOAL
+    assert handle.is_cancel_requested
+    handle.canceled()
+    assert handle.status == 5 and not handle.is_active
+    statuses = [m.status_list[0].status for m in server._status._queue]
+    assert statuses == [2, 3, 5]  # every change published, as rcl_action does
+
+
+def test_tasks_take_turns_and_wake_in_the_order_they_slept():
+    """The Sleeper without a federation: a clock the test moves, tasks that record
+    what they see; a task runs only while the caller waits for it."""
+    now = [0]
+    sleeper = Sleeper(lambda: now[0])
+    seen = []
+
+    def task(name, naps):
+        def run():
+            for nap in naps:
+                seen.append((name, now[0]))
+                sleeper_sleep(nap)
+            seen.append((name, "done", now[0]))
+
+        return run
+
+    from hprm_bridge.rclpy.logical_sleep import sleep as sleeper_sleep
+
+    sleeper.start(task("a", [0.2, 0.1]))
+    sleeper.start(task("b", [0.1]))
+    assert seen == [] and sleeper.take_wakeups() == [0, 0]  # both start next microstep
+    sleeper.wake()
+    assert seen == [("a", 0), ("b", 0)]
+    assert sorted(sleeper.take_wakeups()) == [100_000_000, 200_000_000]
+    now[0] = 100_000_000
+    sleeper.wake()
+    assert seen[-1] == ("b", "done", 100_000_000)
+    now[0] = 200_000_000
+    sleeper.wake()
+    assert seen[-1] == ("a", 200_000_000)  # its second nap: asleep again
+    sleeper.stop()  # ends it where it sleeps
+    assert ("a", "done", 200_000_000) not in seen and sleeper._tasks == []
+    assert not sleeper_sleep(0.0)  # outside a task: nothing slept
+
+
+def test_an_action_from_a_package_directory_and_its_errors(tmp_path):
+    pkg = tmp_path / "my_actions"
+    (pkg / "action").mkdir(parents=True)
+    (pkg / "action" / "Dock.action").write_text(
+        "# a docking request\nstring station\n---\nbool docked\n---\nfloat32 distance\n"
+    )
+    (pkg / "action" / "Broken.action").write_text("int32 a\n---\nint32 b\n")
+    reg = TypeRegistry([pkg], use_ament_prefix_path=False)
+    assert "my_actions/action/Dock" in reg.actions()
+    Dock = messages.action_class("my_actions/action/Dock", reg)
+    assert Dock.Goal(station="a").station == "a"
+    assert Dock.Impl.GetResultService.Response().result == Dock.Result()
+    feedback = Dock.Impl.FeedbackMessage(feedback=Dock.Feedback(distance=1.5))
+    assert feedback.goal_id.uuid.dtype == np.uint8 and feedback.feedback.distance == 1.5
+    with pytest.raises(MsgParseError, match=r"an action has two '---' lines .* found 1"):
+        reg.resolve("my_actions/action/Broken_Goal")
+    with pytest.raises(UnknownTypeError, match="unknown action type 'my_actions/action/Nope'"):
+        reg.resolve("my_actions/action/Nope_Goal")
+    with pytest.raises(UnknownTypeError, match="is an action, not a message type"):
+        reg.resolve("my_actions/action/Dock")
+
+
+def test_action_names_resolve_as_rcl_action_resolves_them():
+    node = Node("dock", namespace="robot1")
+    ActionServer(node, Fibonacci, "~/fib", lambda handle: Fibonacci.Result())
+    names = {s.srv_name for s in node.services}
+    assert names == {f"/robot1/dock/fib/_action/{p}" for p in
+                     ("send_goal", "get_result", "cancel_goal")}  # fmt: skip
+    assert action_ports.action_of("/robot1/dock/fib/_action/status") == "/robot1/dock/fib"
+    assert action_ports.action_of("/robot1/dock/fib/status") is None
+
+
+@pytest.mark.ros2
+@pytest.mark.parametrize("extra,expected", [([], [*RAN, "RESULT status 4 [0, 1, 1, 2, 3, 5]"]),
+                                            (["-p", "order:=8", "-p", "cancel_at:=2"], CANCELED)],
+                         ids=["plain", "canceled"])  # fmt: skip
+def test_the_same_action_nodes_run_under_real_rclpy(require_ros2_cli, stop_node, extra, expected):
+    require_ros2_cli()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    server = subprocess.Popen(
+        [sys.executable, str(NODES / "fibonacci_server.py"), "--ros-args", "-p", "period:=0.1"],
+        env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        client = [sys.executable, str(NODES / "fibonacci_client.py"), "--ros-args", *extra]
+        r = subprocess.run(client, env=env, capture_output=True, text=True, timeout=60)
+    finally:
+        out = stop_node(server)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.splitlines() == expected
+    assert "EXECUTE order" in out
