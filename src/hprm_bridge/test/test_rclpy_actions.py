@@ -150,6 +150,53 @@ def test_an_execute_callback_that_fails_aborts_its_goal_and_says_why(tmp_path):
     assert "[fibonacci_client] RESULT status 6 []" in out  # ABORTED, an empty result
 
 
+def test_a_rate_in_an_execute_callback_keeps_its_period_in_logical_time(tmp_path):
+    """A 20 Hz loop that computes between its sleeps: each step starts on the 50 ms
+    grid of logical time (from its first sleep), whatever the computing took."""
+    server = tmp_path / "fibonacci_server.py"
+    server.write_text(
+        textwrap.dedent("""
+        import time
+        import rclpy
+        from example_interfaces.action import Fibonacci
+        from rclpy.action import ActionServer
+        from rclpy.node import Node
+
+        class Stepper(Node):
+            def __init__(self):
+                super().__init__("stepper")
+                ActionServer(self, Fibonacci, "fibonacci", self.execute)
+
+            def execute(self, goal_handle):
+                rate = self.create_rate(20)
+                start = None
+                for i in range(goal_handle.request.order - 1):
+                    now = self.get_clock().now().nanoseconds
+                    start = now if start is None else start
+                    print(f"STEP {i} at {(now - start) // 1_000_000} ms", flush=True)
+                    goal_handle.publish_feedback(Fibonacci.Feedback(sequence=[i]))
+                    time.sleep(0.01 * i)  # computing, in logical time too
+                    rate.sleep()
+                goal_handle.succeed()
+                return Fibonacci.Result(sequence=[0])
+
+        rclpy.init()
+        rclpy.spin(Stepper())
+    """)
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", server, NODES / "fibonacci_client.py"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    steps = re.findall(r"^\[fibonacci_server\] (STEP .*)$", r.stdout, re.M)
+    assert steps == ["STEP 0 at 0 ms", "STEP 1 at 50 ms", "STEP 2 at 100 ms", "STEP 3 at 150 ms"]
+    assert "[fibonacci_client] RESULT status 4 [0]" in r.stdout
+    node = Node("elsewhere")
+    with pytest.raises(UnsupportedError, match=r"Rate\.sleep outside an action's execute"):
+        node.create_rate(10).sleep()
+
+
 def test_goal_ids_are_the_same_every_run_and_distinct():
     def ids():
         node = Node("asker")

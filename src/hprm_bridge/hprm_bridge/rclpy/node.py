@@ -39,6 +39,7 @@ from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
+from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Handler, Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
@@ -288,6 +289,13 @@ class Node:
         handle = TimerHandle(period, timer, callback)
         self._timers.append(handle)
         return handle
+
+    def create_rate(self, frequency: float, clock: Any = None) -> Rate:
+        """A rate whose ``sleep()`` works in logical time inside an action's execute
+        callback (:mod:`hprm_bridge.rclpy.rate`)."""
+        if frequency <= 0:
+            raise ValueError(f"frequency must be > 0, got {frequency!r}")
+        return Rate(round(1_000_000_000 / frequency), self._clock.now_ns)
 
     def create_service(
         self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], **kw: Any
