@@ -141,6 +141,17 @@ def in_netns() -> Callable[[list[str]], list[str]]:
     return wrap
 
 
+@pytest.fixture(
+    params=[["--coordination", "centralized"],
+            ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
+    ids=["centralized", "decentralized"],
+)  # fmt: skip
+def coordination_args(request: pytest.FixtureRequest) -> list[str]:
+    """``hprm-ros run``'s options for each coordination, a test per coordination
+    (decentralized with an STP offset that a loaded machine's wake-ups fit in)."""
+    return request.param
+
+
 @pytest.fixture
 def bridge_env() -> Callable[..., dict[str, str]]:
     """``bridge_env(backend="wire")``: an ``hprm-ros run --bridge``'s environment: its own

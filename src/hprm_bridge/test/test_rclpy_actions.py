@@ -25,11 +25,6 @@ from hprm_bridge.wire.typesys import TypeRegistry
 
 NODES = Path(__file__).parent / "nodes"
 Fibonacci = messages.action_class("example_interfaces/action/Fibonacci")
-COORDINATIONS = pytest.mark.parametrize(
-    "coordination", [["--coordination", "centralized"],
-                     ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
-    ids=["centralized", "decentralized"],
-)  # fmt: skip
 RAN = ["ACCEPTED"] + [f"FEEDBACK {[0, 1, 1, 2, 3, 5][: n + 3]}" for n in range(4)]
 CANCELED = ["ACCEPTED", "FEEDBACK [0, 1, 1]", "FEEDBACK [0, 1, 1, 2]",
             "CANCEL return code 0, 1 canceling", "RESULT status 5 [0, 1, 1, 2]"]  # fmt: skip
@@ -56,14 +51,13 @@ def _logical_span_ns(out: str) -> int:
     return stop - start
 
 
-@COORDINATIONS
-def test_the_tutorial_action_runs_in_logical_time(coordination):
+def test_the_tutorial_action_runs_in_logical_time(coordination_args):
     """Each feedback one period (0.1 s, slept with time.sleep in the execute callback)
     after the last, in logical time: the run ends 0.4 s after the start, exactly, and
     prints the same lines every run."""
     runs = []
     for _ in range(2):
-        out, client, server = _run(*coordination, timeout=120)
+        out, client, server = _run(*coordination_args, timeout=120)
         runs.append((client, server))
         assert _logical_span_ns(out) == 400_000_000, out
     assert runs[0] == runs[1], runs

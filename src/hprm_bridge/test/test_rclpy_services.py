@@ -22,11 +22,6 @@ from hprm_bridge.wire.dds_config import random_domain_id
 NODES = Path(__file__).parent / "nodes"
 AddTwoInts = messages.service_class("example_interfaces/srv/AddTwoInts")
 SetBool = messages.service_class("std_srvs/srv/SetBool")
-COORDINATIONS = pytest.mark.parametrize(
-    "coordination", [["--coordination", "centralized"],
-                     ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
-    ids=["centralized", "decentralized"],
-)  # fmt: skip
 
 
 def _hprm_ros(*args, timeout=120):
@@ -37,15 +32,14 @@ def _hprm_ros(*args, timeout=120):
     )  # fmt: skip
 
 
-@COORDINATIONS
-def test_every_call_is_answered_at_the_callers_logical_time(coordination):
+def test_every_call_is_answered_at_the_callers_logical_time(coordination_args):
     """The client calls from a timer (10..40 ms; the call at the 50 ms timeout
     would be answered after the stop); each reply comes at the call's own time
     (0 ns later by the node's clock), so the same run prints the same lines."""
     runs = []
     for _ in range(2):
         r = _hprm_ros("run", NODES / "adder.py", NODES / "summing_client.py",
-                      "--timeout", "50 ms", *coordination)  # fmt: skip
+                      "--timeout", "50 ms", *coordination_args)  # fmt: skip
         assert r.returncode == 0, r.stdout + r.stderr
         # each node's lines (the launcher interleaves two processes' lines as they come)
         runs.append([re.findall(r"^\[adder\] (ADD .*)$", r.stdout, re.M),

@@ -98,6 +98,13 @@ _ACTION_SECTIONS = ("_Goal", "_Result", "_Feedback")
 _HALVES = ("_Request", "_Response")
 _KINDS = ("msg", "srv", "action")
 _EMPTY = "uint8 structure_needs_at_least_one_member\n"  # what rosidl gives an empty struct
+# what a .srv and an .action file hold: (built-ins, what, its parts, how they are cut)
+_SECTIONED: dict[str, tuple[dict[str, str], str, tuple[str, ...], str]] = {
+    "srv": (_HUMBLE_SERVICES, "service", _HALVES,
+            "a service has one '---' line between its request and its response"),
+    "action": (_HUMBLE_ACTIONS, "action", _ACTION_SECTIONS,
+               "an action has two '---' lines between its goal, result and feedback"),
+}  # fmt: skip
 
 
 def _index_msg_files(paths: Iterable[str | os.PathLike[str]]) -> dict[str, Path]:
@@ -231,57 +238,44 @@ class TypeRegistry:
         self.store.register(typs)
 
     def _load_service(self, srv_type: str, chain: tuple[str, ...]) -> None:
-        path = self._files.get(srv_type)
-        text = _HUMBLE_SERVICES.get(srv_type) if path is None else path.read_text()
-        if text is None:
-            via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
-            raise UnknownTypeError(
-                f"unknown service type {srv_type!r}{via}: no {srv_type.split('/')[-1]}.srv "
-                "under AMENT_PREFIX_PATH or the given msg paths"
-            )
-        lines = text.splitlines()
-        cut = [i for i, line in enumerate(lines) if line.split("#", 1)[0].strip() == "---"]
-        if len(cut) != 1:
-            raise MsgParseError(
-                f"cannot parse {path or srv_type}: a service has one '---' line between its "
-                f"request and its response, found {len(cut)}"
-            )
-        for half, part in zip(_HALVES, (lines[: cut[0]], lines[cut[0] + 1 :]), strict=True):
-            fields = "\n".join(part) + "\n"
-            has_field = any(line.split("#", 1)[0].strip() for line in part)
-            self.define(srv_type + half, fields if has_field else _EMPTY)
+        self._define_sections(srv_type, "srv", chain)
 
     def _load_action(self, name: str, chain: tuple[str, ...]) -> None:
         """Define every type of the action that ``name`` (one of them) belongs to."""
         ends = sorted([*_ACTION_SECTIONS, *ACTION_PARTS], key=len, reverse=True)
         end = next((e for e in ends if name.endswith(e)), None)
         action = name[: -len(end)] if end else name
-        path = self._files.get(action)
-        text = _HUMBLE_ACTIONS.get(action) if path is None else path.read_text()
-        if text is None:
-            via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
-            raise UnknownTypeError(
-                f"unknown action type {action!r}{via}: no {action.split('/')[-1]}.action "
-                "under AMENT_PREFIX_PATH or the given msg paths"
-            )
+        self._define_sections(action, "action", chain)
         if end is None:
             raise UnknownTypeError(
                 f"{action} is an action, not a message type: its messages are {action}_Goal, "
                 f"{action}_Result and {action}_Feedback"
             )
-        lines = text.splitlines()
-        cut = [i for i, line in enumerate(lines) if line.split("#", 1)[0].strip() == "---"]
-        if len(cut) != 2:
-            raise MsgParseError(
-                f"cannot parse {path or action}: an action has two '---' lines between its "
-                f"goal, result and feedback, found {len(cut)}"
-            )
-        parts = (lines[: cut[0]], lines[cut[0] + 1 : cut[1]], lines[cut[1] + 1 :])
-        for section, part in zip(_ACTION_SECTIONS, parts, strict=True):
-            has_field = any(line.split("#", 1)[0].strip() for line in part)
-            self.define(action + section, "\n".join(part) + "\n" if has_field else _EMPTY)
         for suffix, fields in ACTION_PARTS.items():
             self.define(action + suffix, fields.format(action))
+
+    def _define_sections(self, name: str, kind: str, chain: tuple[str, ...]) -> None:
+        """Define the messages of a ``.srv`` or ``.action`` file (or a built-in one): its
+        parts between ``---`` lines, each ``name`` + its suffix; an empty part gets the
+        member rosidl gives an empty struct."""
+        builtin, what, suffixes, between = _SECTIONED[kind]
+        path = self._files.get(name)
+        text = builtin.get(name) if path is None else path.read_text()
+        if text is None:
+            via = f" (needed by {' <- '.join(reversed(chain))})" if chain else ""
+            raise UnknownTypeError(
+                f"unknown {what} type {name!r}{via}: no {name.split('/')[-1]}.{kind} "
+                "under AMENT_PREFIX_PATH or the given msg paths"
+            )
+        lines = text.splitlines()
+        cut = [i for i, line in enumerate(lines) if line.split("#", 1)[0].strip() == "---"]
+        if len(cut) != len(suffixes) - 1:
+            raise MsgParseError(f"cannot parse {path or name}: {between}, found {len(cut)}")
+        bounds = [-1, *cut, len(lines)]
+        for suffix, start, end in zip(suffixes, bounds, bounds[1:], strict=False):
+            part = lines[start + 1 : end]
+            has_field = any(line.split("#", 1)[0].strip() for line in part)
+            self.define(name + suffix, "\n".join(part) + "\n" if has_field else _EMPTY)
 
     def define(self, ros_type: str, text: str, *, dds_name: str | None = None) -> str:
         """Add ``ros_type`` from ``.msg`` text (its named fields must be known or
