@@ -59,6 +59,7 @@ setup(
             "ported-pipeline = hprm_bridge.bench.ported_pipeline:main",
             "bridge = hprm_bridge.bench.bridge:main",
             "replay = hprm_bridge.bench.replay:main",
+            "services = hprm_bridge.bench.services:main",
         ],
         "hprm.baselines": ["ros2-wire-gather = hprm_bridge.gather_baseline:gather"],
         # copyreg codes a receiving federate must know (hprm_bridge.pickle_extension)

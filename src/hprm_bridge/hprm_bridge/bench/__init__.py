@@ -1,6 +1,7 @@
 """hprm_bridge's benchmarks (``hprm bench NAME``), one module each:
 ``ros2-wire`` (:mod:`.wire`), ``ported-pipeline`` (:mod:`.ported_pipeline`),
-``bridge`` (:mod:`.bridge`) and ``replay`` (:mod:`.replay`)."""
+``bridge`` (:mod:`.bridge`), ``replay`` (:mod:`.replay`) and ``services``
+(:mod:`.services`)."""
 
 from __future__ import annotations
 
