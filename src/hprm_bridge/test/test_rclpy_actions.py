@@ -77,6 +77,24 @@ def test_a_cancel_reaches_the_goal_between_its_sleeps():
     assert _logical_span_ns(out) == 200_000_000  # canceled at its third step
 
 
+def test_two_clients_goals_execute_side_by_side_in_logical_time():
+    """Two federates of the same client node (one node name: their goal ids still
+    differ) send goals at once; the server's two execute callbacks sleep in turns, each
+    client sees only its own goal's feedback, and the shorter goal's result (0.3 s)
+    ends the run (its client shuts down) while the other still executes."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "fibonacci_server.py",
+         f"one={NODES / 'fibonacci_client.py'}", f"two={NODES / 'fibonacci_client.py'}",
+         "--param", "fibonacci_server:period:=0.1", "--param", "two:order:=4"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = {who: re.findall(rf"^\[{who}\] ([A-Z]+.*)$", r.stdout, re.M) for who in ("one", "two")}
+    assert lines["one"] == RAN
+    assert lines["two"] == [*RAN[:4], "RESULT status 4 [0, 1, 1, 2, 3]"]
+    assert r.stdout.count("[fibonacci_server] EXECUTE order") == 2
+
+
 def test_a_rejected_goal_is_answered_and_never_executes():
     _, client, server = _run("--param", "fibonacci_client:order:=50")
     assert client == ["REJECTED"]

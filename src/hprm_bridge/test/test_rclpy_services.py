@@ -60,6 +60,37 @@ def test_the_tutorial_client_calls_once_and_its_answer_ends_the_run():
     assert r.stdout.count("[adder] ADD 2 + 3") == 1
 
 
+def test_two_federates_of_one_node_name_each_get_their_own_answers(tmp_path):
+    """ROS 2 lets two nodes share a name; their clients' calls carry the federate's name
+    too, so neither takes the other's replies (both call with sequence numbers 1, 2...)."""
+    plus = tmp_path / "plus.py"
+    plus.write_text(
+        textwrap.dedent("""
+        import rclpy
+        from example_interfaces.srv import AddTwoInts
+        from rclpy.node import Node
+
+        rclpy.init()
+        node = Node("plus")
+        b = node.declare_parameter("b", 0).value
+        client = node.create_client(AddTwoInts, "add_two_ints")
+        calls = []
+
+        def tick():
+            calls.append(client.call_async(AddTwoInts.Request(a=len(calls) + 1, b=b)))
+            calls[-1].add_done_callback(lambda f: print(f"GOT {f.result().sum}", flush=True))
+
+        node.create_timer(0.01, tick)
+        rclpy.spin(node)
+    """)
+    )
+    r = _hprm_ros("run", NODES / "adder.py", f"one={plus}", f"two={plus}",
+                  "--param", "two:b:=100", "--timeout", "35 ms")  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.findall(r"^\[one\] GOT (\d+)$", r.stdout, re.M) == ["1", "2", "3"], r.stdout
+    assert re.findall(r"^\[two\] GOT (\d+)$", r.stdout, re.M) == ["101", "102", "103"]
+
+
 def test_a_client_no_node_serves_is_told_before_the_start():
     """Under rclpy it would wait in wait_for_service, or its futures would never
     complete; here the federation is known before the first tag, so it says so."""

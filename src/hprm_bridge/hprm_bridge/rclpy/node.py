@@ -327,7 +327,7 @@ class Node:
                                    f"client{index}_request")  # fmt: skip
         replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
         self._reactor.attach(f"client{index}_reply", replies)
-        client = Client(cls, name, f"{self.get_fully_qualified_name()}#{index}", requests, replies)
+        client = Client(cls, name, f"{self._unique_name()}#{index}", requests, replies)
         self.clients.append(client)
         return client
 
@@ -470,6 +470,15 @@ class Node:
                     f"no node of the federation serves {what}: its calls will not be "
                     "answered (hprm-ros run --bridge carries them to a ROS 2 server)"
                 )
+
+    def _unique_name(self) -> str:
+        """The node's name, unique in its federation even when two federates run nodes of
+        one name (ROS 2 allows that): their clients must not take each other's replies."""
+        from hprm_bridge.porting import federate_names
+
+        federate = federate_names()[1]
+        fqn = self.get_fully_qualified_name()
+        return f"{federate}:{fqn}" if federate else fqn
 
     def _tasks(self) -> Sleeper:
         """The node's tasks: callbacks that sleep in logical time (an action's execute

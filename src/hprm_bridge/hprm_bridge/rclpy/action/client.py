@@ -182,7 +182,7 @@ class ActionClient:
     def _next_uuid(self) -> Any:
         """A goal id that is the same in every run: a hash of the node, the action and
         the goal's count, shaped as a version-4 UUID."""
-        seed = f"{self._node.get_fully_qualified_name()}|{self._name}|{next(self._count)}"
+        seed = f"{self._node._unique_name()}|{self._name}|{next(self._count)}"
         raw = _uuid.UUID(bytes=hashlib.sha256(seed.encode()).digest()[:16], version=4).bytes
         return _UUID(uuid=np.frombuffer(raw, dtype=np.uint8).copy())
 
