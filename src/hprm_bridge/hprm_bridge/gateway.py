@@ -20,11 +20,12 @@ numpy views, and cross to ported nodes by shared-memory reference.
 - the parameter services of each ported node (``ros2 param``) are served here
   and carried to the node as tagged calls (:mod:`hprm_bridge.parameter_services`);
   the nodes' ``/rosout`` lines leave as any topic does;
-- services cross both ways (:mod:`hprm_bridge.service_ports`): a ported node's
-  service that no ported node calls is served here to ROS 2 (``ros2 service
-  call``, plain rclpy clients), each call entering the federation at its arrival
-  as the parameter services' do; a service that ported nodes call and none of
-  them serves is called here on ROS 2, each answer entering at its arrival. A
+- services cross both ways (:mod:`hprm_bridge.service_ports`): every ported
+  node's service is served here to ROS 2 (``ros2 service call``, plain rclpy
+  clients), whether or not ported nodes call it too (its ports are
+  ``boundary=True``), each call entering the federation at its arrival as the
+  parameter services' do; a service that ported nodes call and none of them
+  serves is called here on ROS 2, each answer entering at its arrival. A
   call made before a ROS 2 server is matched waits for one (rclpy would drop it).
 
 Backends (:mod:`hprm_bridge.backends`): real rclpy where it is importable and
@@ -421,7 +422,7 @@ def _is_service(t: BridgedTopic) -> bool:
 
 def _carries_replies(t: BridgedTopic) -> bool:
     """Replies to calls the gateway carried in: a node's parameter services', or a
-    ported service's (whose callers, if any, are all on the ROS 2 side)."""
+    ported service's (to its ROS 2 callers; its ported callers take theirs directly)."""
     if parameter_services.is_parameter_topic(t.topic):
         return True
     return _is_service(t) and t.bridged and t.topic.endswith("/reply")

@@ -35,20 +35,26 @@ BOUNDARY_KINDS = {"both": {"in", "out"}, "sources": {"out"}, "sinks": {"in"}}
 def open_ports(ports: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     """Ports for a boundary federate (a gateway to another middleware): an
     output for every topic these federates subscribe to and none publishes,
-    an input for every topic one publishes and none subscribes to. A topic
-    whose message type no end names is left out (nothing could carry it)."""
+    an input for every topic one publishes and none subscribes to; and the
+    same for every topic a port asks to share with the boundary
+    (``boundary=True``) whatever its other ends. A topic whose message type no
+    end names is left out (nothing could carry it)."""
     pubs: dict[str, str | None] = {}
     subs: dict[str, str | None] = {}
+    shared_in: set[str] = set()  # subscribed topics the boundary may publish too
+    shared_out: set[str] = set()  # published topics the boundary may subscribe to too
     for described in ports.values():
         for p in described:
             side = pubs if p["direction"] == "out" else subs
             side[p["topic"]] = side.get(p["topic"]) or p.get("msg_type")
+            if p.get("boundary"):
+                (shared_out if p["direction"] == "out" else shared_in).add(p["topic"])
     found = []
-    for i, topic in enumerate(sorted(set(subs) - set(pubs))):
+    for i, topic in enumerate(sorted((set(subs) - set(pubs)) | shared_in)):
         if subs[topic]:
             found.append({"port": f"into{i}", "direction": "out", "topic": topic,
                           "msg_type": subs[topic]})  # fmt: skip
-    for i, topic in enumerate(sorted(set(pubs) - set(subs))):
+    for i, topic in enumerate(sorted((set(pubs) - set(subs)) | shared_out)):
         if pubs[topic]:
             found.append({"port": f"outof{i}", "direction": "in", "topic": topic,
                           "msg_type": pubs[topic]})  # fmt: skip
@@ -97,6 +103,7 @@ class Assembly:
             and p["direction"] in ("in", "out")
             and isinstance(p.get("msg_type"), (str, type(None)))
             and isinstance(p.get("wait", True), bool)
+            and isinstance(p.get("boundary", False), bool)
             for p in ports
         ):
             return f"federate {name}: malformed port description"

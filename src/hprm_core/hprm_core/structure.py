@@ -354,6 +354,8 @@ def describe_ports(reactor: Reactor) -> list[dict[str, Any]]:
                 )
                 if isinstance(e, Input) and not e.wait:
                     described[-1]["wait"] = False
+                if e.boundary:
+                    described[-1]["boundary"] = True
     return described
 
 

@@ -134,8 +134,14 @@ class Port(_Trigger):
     kind = "port"
 
     # Any: checked here, with a clear error
-    def __init__(self, width: Any = None, *, topic: Any = None, msg_type: Any = None) -> None:
+    def __init__(
+        self, width: Any = None, *, topic: Any = None, msg_type: Any = None,
+        boundary: bool = False,
+    ) -> None:  # fmt: skip
         super().__init__()
+        #: offered to a boundary federate (a gateway) even where the federation has both
+        #: ends of the topic: a ported ROS 2 service that plain ROS 2 may call too
+        self.boundary = boundary
         self.channels: list[Port] = []
         if width is not None:
             if not isinstance(width, int) or isinstance(width, bool) or width < 1:
@@ -245,14 +251,20 @@ class Input(Port):
 
     # Any: as Port's
     def __init__(
-        self, width: Any = None, *, topic: Any = None, msg_type: Any = None, wait: bool = True
-    ) -> None:
-        super().__init__(width, topic=topic, msg_type=msg_type)
+        self, width: Any = None, *, topic: Any = None, msg_type: Any = None, wait: bool = True,
+        boundary: bool = False,
+    ) -> None:  # fmt: skip
+        super().__init__(width, topic=topic, msg_type=msg_type, boundary=boundary)
         self.wait = wait
 
 
 class Output(Port):
-    """An output port (``Output(width=N)`` for a multiport)."""
+    """An output port (``Output(width=N)`` for a multiport).
+
+    ``boundary=True`` (either kind, with ``topic=``): a boundary federate of the
+    federation (a gateway to another middleware) is given this topic too, even where
+    federates of the federation both publish and subscribe it, so that it can join
+    them (:func:`hprm_core.assembly.open_ports`)."""
 
     kind = "output"
 

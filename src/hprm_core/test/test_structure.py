@@ -233,6 +233,38 @@ def test_a_boundary_federate_is_given_the_topics_the_others_leave_open():
     }
 
 
+def test_a_port_shared_with_the_boundary_is_given_to_it_beside_its_other_ends():
+    """A server's request input and reply output (``boundary=True``): the federation's
+    client publishes and subscribes them, and the gateway is given both too, so that
+    it can call the same server (fan-in) and take its answers (fan-out)."""
+    from hprm_core import Input, Output, Reactor
+    from hprm_core.assembly import open_ports
+    from hprm_core.structure import describe_ports
+
+    class Server(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.attach("req", Input(topic="/req", msg_type="x/srv/S", boundary=True))
+            self.attach("rep", Output(topic="/rep", msg_type="x/srv/S", boundary=True))
+
+    server = describe_ports(Server())
+    assert [p.get("boundary") for p in server] == [True, True]
+    client = [_port("o", "out", "/req", "x/srv/S"), _port("i", "in", "/rep", "x/srv/S")]
+    ports = {"server": server, "client": client}
+    given = open_ports(ports)
+    assert given == [
+        {"port": "into0", "direction": "out", "topic": "/req", "msg_type": "x/srv/S"},
+        {"port": "outof0", "direction": "in", "topic": "/rep", "msg_type": "x/srv/S"},
+    ]
+    graph = FederationGraph.from_descriptions(["server", "client", "gw"], {**ports, "gw": given})
+    assert sorted((c.src, c.dst) for c in graph.connections) == [
+        ("client.o", "server.req"), ("gw.into0", "server.req"),
+        ("server.rep", "client.i"), ("server.rep", "gw.outof0")]  # fmt: skip
+    without = {"server": [{k: v for k, v in p.items() if k != "boundary"} for p in server],
+               "client": client}  # fmt: skip
+    assert open_ports(without) == []  # both ends inside: nothing for a boundary
+
+
 def test_a_loop_through_a_boundary_federate_is_broken_where_it_leaves_the_boundary():
     """a -> b -> gw -> a, gw a gateway: what gw receives leaves the federation,
     what it sends came from outside. ``break_cycles`` delays only gw -> a (by

@@ -253,8 +253,10 @@ class Node:
         pub.qos_profile = as_profile(qos_profile)
         return pub
 
-    def _publisher(self, topic: str, ros_type: str, port_name: str) -> Publisher:
-        port = Output(topic=topic, msg_type=ros_type)
+    def _publisher(
+        self, topic: str, ros_type: str, port_name: str, boundary: bool = False
+    ) -> Publisher:
+        port = Output(topic=topic, msg_type=ros_type, boundary=boundary)
         self._reactor.attach(port_name, port)
         pub = Publisher(topic, port, ros_type)
         self._publishers.append(pub)
@@ -310,11 +312,13 @@ class Node:
         answers each call through ``Service._reply``, then or at a later tag."""
         self._check_open("create_service")
         name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
-        requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type)
+        # boundary: with --bridge, plain ROS 2 may call it too, beside the ported callers
+        requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type,
+                         boundary=True)  # fmt: skip
         index = len(self.services)
         self._reactor.attach(f"srv{index}_request", requests)
         replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
-                                  f"srv{index}_reply")  # fmt: skip
+                                  f"srv{index}_reply", boundary=True)  # fmt: skip
         service = Service(cls, name, callback, requests, replies, handler)
         self.services.append(service)
         return service
