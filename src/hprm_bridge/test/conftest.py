@@ -143,12 +143,13 @@ def in_netns() -> Callable[[list[str]], list[str]]:
 
 @pytest.fixture(
     params=[["--coordination", "centralized"],
-            ["--coordination", "decentralized", "--stp-offset", "30 ms"]],
+            ["--coordination", "decentralized", "--stp-offset", "200 ms"]],
     ids=["centralized", "decentralized"],
 )  # fmt: skip
 def coordination_args(request: pytest.FixtureRequest) -> list[str]:
     """``hprm-ros run``'s options for each coordination, a test per coordination
-    (decentralized with an STP offset that a loaded machine's wake-ups fit in)."""
+    (decentralized with an STP offset that a loaded machine's hops fit in: 30 ms was
+    exceeded in CI under two CPU hogs, and a reply came a tag late, as tardy)."""
     return request.param
 
 
