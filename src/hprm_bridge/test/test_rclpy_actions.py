@@ -253,6 +253,43 @@ def test_goal_states_follow_rcl_actions_state_machine():
     assert statuses == [2, 3, 5]  # every change published, as rcl_action does
 
 
+def test_a_goal_is_answered_in_process_and_forgotten_after_result_timeout():
+    """The server's three services driven by hand (no federation: the node's clock is
+    the system's): a goal accepted and answered, executed when its task wakes, its
+    result given to a request that came first; with result_timeout=0 the ended goal is
+    forgotten at the next status change, and a late result request gets UNKNOWN."""
+    node = Node("server")
+    ran = []
+
+    def execute(goal_handle):
+        ran.append(goal_handle.request.order)
+        goal_handle.succeed()
+        return Fibonacci.Result(sequence=[goal_handle.request.order])
+
+    server = ActionServer(node, Fibonacci, "fib", execute, result_timeout=0)
+    send = Fibonacci.Impl.SendGoalService.Request
+    first = send(goal=Fibonacci.Goal(order=7))
+    first.goal_id.uuid[:] = 1
+    server._on_goal("c#0", 1, first)
+    server._on_result_request("c#1", 1, Fibonacci.Impl.GetResultService.Request(
+        goal_id=first.goal_id))  # fmt: skip
+    replies = {s.srv_name.rsplit("/", 1)[1]: s._replies._queue for s in node.services}
+    assert [(k, n, r.accepted) for k, n, r in replies["send_goal"]] == [("c#0", 1, True)]
+    assert ran == [] and replies["get_result"] == []  # executes from the next microstep
+    node._sleeper.wake()
+    assert ran == [7]
+    assert [(k, r.status, list(r.result.sequence)) for k, _, r in replies["get_result"]] == [
+        ("c#1", 4, [7])
+    ]
+    second = send(goal=Fibonacci.Goal(order=8))
+    second.goal_id.uuid[:] = 2
+    server._on_goal("c#0", 2, second)
+    node._sleeper.wake()  # its status changes: the first goal has been over for > 0 s
+    server._on_result_request("c#1", 2, Fibonacci.Impl.GetResultService.Request(
+        goal_id=first.goal_id))  # fmt: skip
+    assert replies["get_result"][-1][2].status == 0  # UNKNOWN: forgotten
+
+
 def test_tasks_take_turns_and_wake_in_the_order_they_slept():
     """The Sleeper without a federation: a clock the test moves, tasks that record
     what they see; a task runs only while the caller waits for it."""
