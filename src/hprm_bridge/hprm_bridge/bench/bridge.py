@@ -182,12 +182,8 @@ def _throughput(
 
 
 def _row(variant: str, label: str, ms: list[float], count: int) -> dict[str, Any]:
-    ms = sorted(ms)
     row: dict[str, Any] = {"variant": variant, "size": label, "received": len(ms), "sent": count}
-    if ms:
-        row["median_ms"] = statistics.median(ms)
-        row["p90_ms"] = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return row
+    return {**row, **bench.spread(ms, "ms")}
 
 
 def main(argv: list[str] | None = None) -> int:

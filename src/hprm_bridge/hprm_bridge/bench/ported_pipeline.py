@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -126,18 +125,8 @@ def _run_rclpy(width: int, height: int, frames: int) -> list[int]:
 
 
 def _row(variant: str, label: str, nbytes: int, lat: list[int]) -> dict[str, Any]:
-    ms = sorted(v / 1e6 for v in lat)
-    if not ms:
-        return {"variant": variant, "size": label, "bytes": nbytes, "frames": 0}
-    return {
-        "variant": variant,
-        "size": label,
-        "bytes": nbytes,
-        "frames": len(ms),
-        "median_ms": statistics.median(ms),
-        "p90_ms": ms[min(len(ms) - 1, int(0.9 * len(ms)))],
-        "max_ms": ms[-1],
-    }
+    row = {"variant": variant, "size": label, "bytes": nbytes, "frames": len(lat)}
+    return {**row, **bench.spread(lat, "ms", 1e6)}
 
 
 def main(argv: list[str] | None = None) -> int:

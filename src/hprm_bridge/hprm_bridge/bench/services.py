@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -100,9 +99,7 @@ def _row(variant: str, took: list[int], calls: int) -> dict[str, Any]:
         "variant": variant,
         "calls": len(us),
         "answered": f"{len(us)}/{calls - WARMUP}",
-        "median_us": statistics.median(us),
-        "p90_us": us[min(len(us) - 1, int(0.9 * len(us)))],
-        "max_us": us[-1],
+        **bench.spread(us, "us"),
     }
 
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import sys
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -89,6 +90,25 @@ def result(
     if notes:
         doc["notes"] = list(notes)
     return doc
+
+
+def spread(values: Sequence[float], unit: str, scale: float = 1.0) -> dict[str, float]:
+    """``median_<unit>``, ``p90_<unit>`` and ``max_<unit>`` of ``values`` (each divided
+    by ``scale``), the columns every latency table shows; empty for no values.
+
+    Example::
+
+        >>> spread([3.0, 1.0, 2.0], "ms")
+        {'median_ms': 2.0, 'p90_ms': 3.0, 'max_ms': 3.0}
+    """
+    xs = sorted(v / scale for v in values)
+    if not xs:
+        return {}
+    return {
+        f"median_{unit}": statistics.median(xs),
+        f"p90_{unit}": xs[min(len(xs) - 1, int(0.9 * len(xs)))],
+        f"max_{unit}": xs[-1],
+    }
 
 
 def _fmt(value: Any) -> str:

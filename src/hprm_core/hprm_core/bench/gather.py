@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -47,12 +46,9 @@ SIZES_MB = (1, 5, 10, 25, 50)
 
 
 def _summary(latencies_ns: list[int], warmup: int) -> dict[str, float]:
-    xs = sorted(latencies_ns[warmup:]) or sorted(latencies_ns)
-    return {
-        "rounds": len(xs),
-        "median_ms": statistics.median(xs) / 1e6,
-        "p90_ms": xs[min(len(xs) - 1, int(0.9 * len(xs)))] / 1e6,
-    }
+    xs = latencies_ns[warmup:] or latencies_ns
+    spread = bench.spread(xs, "ms", 1e6)
+    return {"rounds": len(xs), "median_ms": spread["median_ms"], "p90_ms": spread["p90_ms"]}
 
 
 def _pss_kb(pid: int) -> int:
