@@ -84,11 +84,14 @@ def _federation(env, node, timeout, *more):
 
 
 @SIDES
-def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, bridge_env):
+@pytest.mark.parametrize("ported_caller", [False, True], ids=["alone", "beside_a_ported_caller"])
+def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, ported_caller, bridge_env):
     """The call enters the federation at its arrival, adder.py answers it at that tag,
-    and the gateway sends the answer back to the caller."""
+    and the gateway sends the answer back to the caller; with summing_client.py calling
+    the same service every 10 ms inside the federation, each gets its own answers."""
     env = bridge_env(backend)
-    fed = _federation(env, "adder.py", "120 s")
+    beside = [NODES / "summing_client.py"] if ported_caller else []
+    fed = _federation(env, "adder.py", "120 s", *beside)
     try:
         caller = _plain("one_call.py", plain, env, "20", "22")
         out = caller.communicate(timeout=90)[0]
@@ -98,24 +101,9 @@ def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, bridge_env
     assert "RESULT 20 + 22 = 42" in out, out + fed_out
     assert fed_out.count("[adder] ADD 20 + 22") == 1, fed_out
     assert f"gateway ({backend}): /_hprm/services/add_two_ints/request (in)" in fed_out
-
-
-@SIDES
-def test_a_ported_service_answers_ros2_beside_its_ported_caller(plain, backend, bridge_env):
-    """summing_client.py calls adder.py every 10 ms inside the federation while a plain
-    ROS 2 caller calls the same service through the gateway: each gets its own answers."""
-    env = bridge_env(backend)
-    fed = _federation(env, "adder.py", "120 s", NODES / "summing_client.py")
-    try:
-        caller = _plain("one_call.py", plain, env, "20", "22")
-        out = caller.communicate(timeout=90)[0]
-    finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        fed_out = fed.communicate(timeout=60)[0]
-    assert "RESULT 20 + 22 = 42" in out, out + fed_out
-    assert fed_out.count("[adder] ADD 20 + 22") == 1, fed_out
-    sums = re.findall(r"^\[summing_client\] SUM (\d+) (\d+) after 0 ns$", fed_out, re.M)
-    assert len(sums) >= 10 and all(int(s) == 11 * int(n) for n, s in sums), fed_out
+    if ported_caller:
+        sums = re.findall(r"^\[summing_client\] SUM (\d+) (\d+) after 0 ns$", fed_out, re.M)
+        assert len(sums) >= 10 and all(int(s) == 11 * int(n) for n, s in sums), fed_out
 
 
 @SIDES
