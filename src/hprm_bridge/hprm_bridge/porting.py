@@ -59,10 +59,16 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install_imports() -> None:
-    """``import rclpy`` and ``import <pkg>.msg`` give HPRM's in this process."""
+    """``import rclpy`` and ``import <pkg>.msg`` give HPRM's in this process, and
+    ``time.sleep`` is the one that sleeps in logical time inside an action's execute
+    callback (:mod:`hprm_bridge.rclpy.logical_sleep`; Python's everywhere else): set
+    before the node file runs, so its ``from time import sleep`` takes it too."""
+    from hprm_bridge.rclpy import logical_sleep
+
     if not any(isinstance(f, _RclpyFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, _RclpyFinder())
     messages.install()
+    logical_sleep.install()
 
 
 def rti_options(

@@ -168,7 +168,7 @@ def test_a_rate_in_an_execute_callback_keeps_its_period_in_logical_time(tmp_path
     server = tmp_path / "fibonacci_server.py"
     server.write_text(
         textwrap.dedent("""
-        import time
+        from time import sleep  # bound before any ActionServer exists: logical too
         import rclpy
         from example_interfaces.action import Fibonacci
         from rclpy.action import ActionServer
@@ -187,7 +187,9 @@ def test_a_rate_in_an_execute_callback_keeps_its_period_in_logical_time(tmp_path
                     start = now if start is None else start
                     print(f"STEP {i} at {(now - start) // 1_000_000} ms", flush=True)
                     goal_handle.publish_feedback(Fibonacci.Feedback(sequence=[i]))
-                    time.sleep(0.01 * i)  # computing, in logical time too
+                    sleep(0.01 * i)  # computing, in logical time too
+                    now = self.get_clock().now().nanoseconds
+                    print(f"COMPUTED {i} at {(now - start) // 1_000_000} ms", flush=True)
                     rate.sleep()
                 goal_handle.succeed()
                 return Fibonacci.Result(sequence=[0])
@@ -201,8 +203,9 @@ def test_a_rate_in_an_execute_callback_keeps_its_period_in_logical_time(tmp_path
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    steps = re.findall(r"^\[fibonacci_server\] (STEP .*)$", r.stdout, re.M)
-    assert steps == ["STEP 0 at 0 ms", "STEP 1 at 50 ms", "STEP 2 at 100 ms", "STEP 3 at 150 ms"]
+    steps = re.findall(r"^\[fibonacci_server\] ((?:STEP|COMPUTED) .*)$", r.stdout, re.M)
+    assert steps == [line for i in range(4) for line in
+                     (f"STEP {i} at {50 * i} ms", f"COMPUTED {i} at {60 * i} ms")]  # fmt: skip
     assert "[fibonacci_client] RESULT status 4 [0]" in r.stdout
     node = Node("elsewhere")
     with pytest.raises(UnsupportedError, match=r"Rate\.sleep outside an action's execute"):
