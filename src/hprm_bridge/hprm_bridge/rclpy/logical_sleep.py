@@ -44,11 +44,8 @@ class _Stopped(BaseException):
 
 
 def _sleep(seconds: float) -> None:
-    task = getattr(_current, "task", None)
-    if task is None:
+    if not sleep(seconds):
         _real_sleep(seconds)
-    else:
-        task.suspend(seconds)
 
 
 def install() -> None:

@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 
 from hprm_bridge import action_ports, messages
+from hprm_bridge.rclpy.action.server import TERMINAL
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.logical_sleep import drive
 from hprm_bridge.rclpy.task import Future
 
 _UUID = messages.message_class("unique_identifier_msgs/msg/UUID")
 _GoalInfo = messages.message_class("action_msgs/msg/GoalInfo")
-_TERMINAL = (4, 5, 6)  # GoalStatus: SUCCEEDED, CANCELED, ABORTED
 
 
 class ClientGoalHandle:
@@ -176,7 +176,7 @@ class ActionClient:
     def _on_status(self, msg: Any) -> None:
         for status in msg.status_list:
             key = bytes(status.goal_info.goal_id.uuid)
-            if key in self._statuses and self._statuses[key] not in _TERMINAL:
+            if key in self._statuses and self._statuses[key] not in TERMINAL:
                 self._statuses[key] = int(status.status)
 
     def _next_uuid(self) -> Any:

@@ -50,9 +50,11 @@ from hprm_bridge.rclpy.logical_sleep import drive
 
 _GoalStatus = messages.message_class("action_msgs/msg/GoalStatus")
 _GoalInfo = messages.message_class("action_msgs/msg/GoalInfo")
-_UNKNOWN, _ACCEPTED, _EXECUTING, _CANCELING = 0, 1, 2, 3
-_SUCCEEDED, _CANCELED, _ABORTED = 4, 5, 6
-_TERMINAL = (_SUCCEEDED, _CANCELED, _ABORTED)
+_UNKNOWN, _ACCEPTED = _GoalStatus.STATUS_UNKNOWN, _GoalStatus.STATUS_ACCEPTED
+_EXECUTING, _CANCELING = _GoalStatus.STATUS_EXECUTING, _GoalStatus.STATUS_CANCELING
+_SUCCEEDED, _CANCELED = _GoalStatus.STATUS_SUCCEEDED, _GoalStatus.STATUS_CANCELED
+_ABORTED = _GoalStatus.STATUS_ABORTED
+TERMINAL = (_SUCCEEDED, _CANCELED, _ABORTED)  # a goal's last states
 # rcl_action's goal state machine: (state, event) -> state
 _EXECUTE, _CANCEL_GOAL, _SUCCEED, _ABORT, _CANCELED_EVENT = range(5)
 _TRANSITIONS = {
