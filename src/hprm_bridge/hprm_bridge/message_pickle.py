@@ -16,9 +16,10 @@ transport went 1.48-1.50 -> 1.44-1.48 ms.
 
 Numeric arrays are not pickled through numpy's own reduce (a dtype rebuilt from its
 state, a Python call on loading): a small one goes as its bytes (the receiver gets its
-own writable copy, as with numpy's pickle), a large contiguous one as a
-``PickleBuffer`` that the data plane puts out of band (a shared-memory reference), the
-field's dtype known on both sides. Other lists (of strings, say) are pickled as they are.
+own writable copy: an ``array.array`` for a sequence, as rclpy's, numpy for a
+fixed-size array), a large contiguous one as a ``PickleBuffer`` that the data plane
+puts out of band (a shared-memory reference, received as a numpy array), the field's
+type known on both sides. Other lists (of strings, say) are pickled as they are.
 
 By type name (``sensor_msgs/msg/Image``), not by module path: a receiving process
 need not have the import finder installed, nor ROS 2 sourced, to rebuild it.
@@ -31,6 +32,7 @@ type's definition get an error naming the type instead of fields in the wrong pl
 
 from __future__ import annotations
 
+import array
 import hashlib
 import pickle
 from collections.abc import Callable
@@ -40,6 +42,7 @@ import numpy as np
 from rosbags.interfaces import Nodetype
 
 from hprm_bridge import pickle_extension  # noqa: F401  (_rebuild_flat's code: it says why)
+from hprm_bridge.numeric_sequence import NumericSequence
 
 _PACKED_BYTES = 1024  # numeric arrays up to this size are pickled as bytes
 _LISTS = (Nodetype.ARRAY, Nodetype.SEQUENCE)
@@ -77,24 +80,34 @@ def _rebuild_flat(ros_type: str, layout: int, values: tuple[Any, ...]) -> Any:
 _builders: dict[str, tuple[Callable[..., Any], int]] = {}  # ros_type -> (build, layout)
 
 
-def _pack(a: np.ndarray, protocol: int) -> Any:
-    """A numeric array field as it is pickled: bytes, an out-of-band buffer, or itself."""
-    if a.nbytes <= _PACKED_BYTES:
+def _pack(a: Any, protocol: int) -> Any:
+    """A numeric array field (numpy or ``array.array``) as it is pickled: bytes, an
+    out-of-band buffer, or itself."""
+    if len(a) * a.itemsize <= _PACKED_BYTES:
         return a.tobytes()
-    if protocol >= 5 and a.flags.c_contiguous:
+    if protocol >= 5 and (type(a) is not np.ndarray or a.flags.c_contiguous):
         return pickle.PickleBuffer(a)
     return a
 
 
-def _unpack(v: Any, dtype: np.dtype[Any]) -> np.ndarray:
-    """Bytes (pickled in band) are copied, so the array is writable and the receiver's
-    own; a buffer handed out of band (shared memory: read-only; the data plane hands
-    it over as a uint8 array) is viewed as it is."""
+def _unpack(v: Any, dtype: np.dtype[Any], typecode: str | None = None) -> Any:
+    """Bytes (pickled in band) are copied, so the field is writable and the receiver's
+    own: a numeric sequence (``typecode`` given) as rclpy's ``array.array``, a fixed-size
+    array as numpy. A buffer handed out of band (shared memory: read-only; the data plane
+    hands it over as a uint8 array) is viewed as it is, a numpy array."""
     if type(v) is bytes:
-        return np.frombuffer(bytearray(v), dtype)
+        return np.frombuffer(bytearray(v), dtype) if typecode is None else _sequence(typecode, v)
     if type(v) is np.ndarray:
         return v if v.dtype == dtype else v.view(dtype)
+    if isinstance(v, array.array):  # pickled whole (protocol < 5)
+        return v
     return np.frombuffer(v, dtype)
+
+
+def _sequence(typecode: str, raw: bytes) -> NumericSequence:
+    seq = NumericSequence(typecode)
+    seq.frombytes(raw)
+    return seq
 
 
 def _codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
@@ -118,7 +131,7 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
 
     names: dict[str, Any] = {"_NotFlat": _NotFlat, "_pack": _pack, "_unpack": _unpack,
                              "_flat_list": _flat_list, "_new": object.__new__,
-                             "_fb": np.frombuffer}  # fmt: skip
+                             "_fb": np.frombuffer, "_seq": _sequence}  # fmt: skip
     reads: list[str] = []  # the flatten function's body
     leaves: list[str] = []  # its tuple's items
     builds: list[str] = []  # the build function's body, innermost message first
@@ -148,15 +161,20 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
                 items.append(f"{field!r}: [B{var}_{i}(x) for x in v[{len(leaves)}]]")
                 leaves.append(f"_flat_list(d{var}[{field!r}], E{var}_{i}, F{var}_{i}, protocol)")
             elif field in c._hprm_arrays:  # _pack and _unpack, their common case inline
-                a, x = f"a{var}_{i}", f"v[{len(leaves)}]"
-                names[f"D{var}_{i}"] = c._hprm_arrays[field]
-                items.append(
-                    f"{field!r}: _fb(bytearray({x}), D{var}_{i}) if type({x}) is bytes "
-                    f"else _unpack({x}, D{var}_{i})"
-                )
+                a, x, dt = f"a{var}_{i}", f"v[{len(leaves)}]", f"D{var}_{i}"
+                names[dt] = c._hprm_arrays[field]
+                code = c._hprm_sequences.get(field)
+                if code is None:  # a fixed-size array: numpy
+                    small = f"_fb(bytearray({x}), {dt})"
+                    big = f"_unpack({x}, {dt})"
+                else:  # a sequence: array.array, or numpy where out of band
+                    small = f"_seq({code!r}, {x})"
+                    big = f"_unpack({x}, {dt}, {code!r})"
+                items.append(f"{field!r}: {small} if type({x}) is bytes else {big}")
                 reads.append(f"{a} = d{var}[{field!r}]")
                 leaves.append(
-                    f"{a}.tobytes() if {a}.nbytes <= {_PACKED_BYTES} else _pack({a}, protocol)"
+                    f"{a}.tobytes() if len({a}) * {a}.itemsize <= {_PACKED_BYTES} "
+                    f"else _pack({a}, protocol)"
                 )
             else:
                 items.append(f"{field!r}: v[{len(leaves)}]")
@@ -181,7 +199,9 @@ def _reduce_fields(msg: Any, protocol: int) -> tuple[Any, ...]:
     """A message that does not fit its layout, field by field (its dict as it is)."""
     d = msg.__dict__
     out = {
-        f: _pack(d[f], protocol) for f in type(msg)._hprm_arrays if isinstance(d.get(f), np.ndarray)
+        f: _pack(d[f], protocol)
+        for f in type(msg)._hprm_arrays
+        if isinstance(d.get(f), (np.ndarray, array.array))
     }
     return (_rebuild_fields, (type(msg)._hprm_type, {**d, **out}))
 
@@ -192,7 +212,7 @@ def _rebuild_fields(ros_type: str, values: dict[str, Any]) -> Any:
     cls = message_class(ros_type)
     for f, dtype in cls._hprm_arrays.items():
         if f in values:
-            values[f] = _unpack(values[f], dtype)
+            values[f] = _unpack(values[f], dtype, cls._hprm_sequences.get(f))
     msg = object.__new__(cls)
     msg.__dict__.update(values)
     return msg

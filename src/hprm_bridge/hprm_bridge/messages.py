@@ -7,9 +7,10 @@ default and keyword construction (an unknown keyword is the same
 ``AssertionError`` rclpy raises), nested messages of the same kind, field
 assignment, equality, an rclpy-style ``repr`` and
 ``get_fields_and_field_types()``. They are built on the wire client's type
-registry (every Humble type, plus ``.msg`` files found on disk), so the
-numeric sequences are numpy arrays: an ``Image``'s ``data`` crosses between
-federates by shared-memory reference, not by copy.
+registry (every Humble type, plus ``.msg`` files found on disk). Numeric
+sequences are ``array.array`` as in rclpy, or numpy arrays where their data is
+in shared memory (``hprm_bridge.numeric_sequence`` says when): an ``Image``'s
+``data`` crosses between federates by shared-memory reference, not by copy.
 
 :func:`install` puts a finder first on ``sys.meta_path`` that answers
 ``import <pkg>.msg`` for every package the registry knows; HPRM federates
@@ -42,6 +43,7 @@ import numpy as np
 from rosbags.interfaces import Nodetype
 
 from hprm_bridge import message_pickle
+from hprm_bridge.numeric_sequence import NumericSequence
 from hprm_bridge.wire.typesys import TypeRegistry, default_registry
 
 __all__ = [
@@ -202,11 +204,9 @@ _TYPECODES = dict(
 
 
 def _sequence_repr(value: Any) -> str:
-    """As rclpy prints a sequence field (an ``array.array`` there)."""
-    if isinstance(value, np.ndarray) and value.dtype.name in _TYPECODES:
-        if value.size == 0:
-            return "[]"
-        return f"array('{_TYPECODES[value.dtype.name]}', {value.tolist()!r})"
+    """As rclpy prints a numeric sequence field: its items as a list."""
+    if isinstance(value, (array.array, np.ndarray)):
+        return repr(value.tolist())
     return repr(value)
 
 
@@ -256,19 +256,23 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
         base, length = rest[0][1][0], rest[1]
         if base in _TYPECODES:
             dtype, typecode = np.dtype(base), _TYPECODES[base]
-            fixed = kind == _ARRAY
+            if kind == _ARRAY:
 
-            def check(v: Any) -> Any:
-                arr = _as_array(v, dtype, typecode, field)
-                if fixed:
+                def check(v: Any) -> Any:
+                    arr = _as_array(v, dtype, typecode, field)
                     assert arr.shape == (length,), (
                         f"The '{field}' field must be a set or sequence with length {length}"
                     )
-                elif length:
-                    assert arr.size <= length, (
+                    return arr
+
+            else:
+
+                def check(v: Any) -> Any:
+                    seq = _as_sequence(v, dtype, typecode, field)
+                    assert not length or len(seq) <= length, (
                         f"The '{field}' field must be a set or sequence with length <= {length}"
                     )
-                return arr
+                    return seq
 
     if check is None:
         return None
@@ -282,37 +286,62 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
     return property(get, set_, doc=f"Message field '{field}'.")
 
 
+def _as_sequence(value: Any, dtype: np.dtype[Any], typecode: str, field: str) -> Any:
+    """A numeric sequence field's value: an ``array.array`` as in rclpy (the one given, or
+    a :class:`NumericSequence` made from the items), except that a numpy array is kept as
+    a 1-D numpy array, not copied (rclpy refuses numpy arrays: HPRM takes them so that a
+    loaned or large array crosses by shared-memory reference)."""
+    if isinstance(value, array.array):
+        if value.typecode == typecode:
+            return value
+        raise AssertionError(f"The '{field}' array.array() must have the type code of '{typecode}'")
+    if isinstance(value, np.ndarray):
+        arr = value if value.dtype == dtype else value.astype(dtype)
+        return arr.reshape(-1) if arr.ndim != 1 else arr
+    if isinstance(value, (bytes, bytearray)) and typecode == "B":
+        seq = NumericSequence(typecode)
+        seq.frombytes(value)  # what array.array(typecode, value) does, checks passed
+        return seq
+    return NumericSequence(typecode, _checked_items(value, dtype, field))
+
+
 def _as_array(value: Any, dtype: np.dtype[Any], typecode: str, field: str) -> np.ndarray[Any, Any]:
-    """A numeric sequence field's value as a 1-D numpy array of ``dtype``:
-    a view of ``bytes``/``bytearray``/``array.array``/numpy memory where the
-    item type already matches (a 6 MB image is not copied), else converted.
+    """A fixed-size numeric array field's value: a 1-D numpy array of ``dtype``, as in rclpy
+    (a numpy array or an ``array.array`` of the item type is kept, not copied).
     ``typecode``: the dtype's ``array.array`` code, worked out once per field
     (numpy's ``dtype.name`` runs Python code: 65 us cold, on a message's path)."""
     if isinstance(value, np.ndarray):
         arr = value if value.dtype == dtype else value.astype(dtype)
         return arr.reshape(-1) if arr.ndim != 1 else arr
-    if isinstance(value, (bytes, bytearray, memoryview)) and dtype.itemsize == 1:
-        return np.frombuffer(value, dtype)
     if isinstance(value, array.array):
         if value.typecode == typecode:
-            return np.frombuffer(value, dtype) if len(value) else np.zeros(0, dtype)
+            return np.frombuffer(value, dtype)
         raise AssertionError(f"The '{field}' array.array() must have the type code of '{typecode}'")
+    return np.array(_checked_items(value, dtype, field), dtype=dtype)
+
+
+def _checked_items(value: Any, dtype: np.dtype[Any], field: str) -> list[Any]:
+    """``value``'s items, checked as rclpy's setters check them (type, then range)."""
     want: type = int if dtype.kind in "iu" else float
-    items = list(value) if isinstance(value, (list, tuple, set, frozenset, range)) else None
+    items = (
+        list(value)
+        if isinstance(value, (list, tuple, set, frozenset, range, bytes, bytearray))
+        else None
+    )
     if items is None or not all(isinstance(v, want) for v in items):
         raise AssertionError(
             f"The '{field}' field must be a set or sequence and each value of type "
             f"'{want.__name__}'"
         )
-    try:
-        return np.array(items, dtype=dtype)
-    except OverflowError:
+    if want is int:
         info = np.iinfo(dtype)
-        word = "unsigned integer" if info.min == 0 else "integer"
-        raise AssertionError(
-            f"The '{field}' field must be a set or sequence and each value of type 'int' "
-            f"and each {word} in [{info.min}, {info.max}]"
-        ) from None
+        if not all(info.min <= v <= info.max for v in items):
+            word = "unsigned integer" if info.min == 0 else "integer"
+            raise AssertionError(
+                f"The '{field}' field must be a set or sequence and each value of type 'int' "
+                f"and each {word} in [{info.min}, {info.max}]"
+            )
+    return items
 
 
 def _make_class(ros_type: str, reg: TypeRegistry) -> type:
@@ -322,10 +351,16 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     slots = [f for f, _ in fields]
     field_types = {f: _type_string(desc) for f, desc in fields}
     sequences = {f for f, desc in fields if int(desc[0]) == _SEQUENCE}
+    numeric = {  # numeric sequence fields: their array.array typecodes
+        f: _TYPECODES[desc[1][0][1][0]]
+        for f, desc in fields
+        if int(desc[0]) == _SEQUENCE
+        and int(desc[1][0][0]) == _BASE
+        and desc[1][0][1][0] in _TYPECODES
+    }
 
-    # Defaults worked out once per class: immutable ones copied in as they are (an empty
-    # numeric sequence too: read-only, it cannot change in place, and assigning replaces
-    # it), the rest (fixed-size arrays, lists, sub-messages) made fresh for every message.
+    # Defaults worked out once per class: immutable ones copied in as they are, the
+    # rest (sequences, fixed-size arrays, lists, sub-messages) made fresh for every message.
     template = reg.new(ros_type)
     static: dict[str, Any] = {}
     fresh: list[tuple[str, Any]] = []
@@ -334,6 +369,8 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         value, kind = getattr(template, f), int(desc[0])
         if kind == _NAME:
             nested.append((f, desc[1]))
+        elif f in numeric:
+            fresh.append((f, functools.partial(NumericSequence, numeric[f])))
         elif isinstance(value, np.ndarray) and value.size == 0:
             value.flags.writeable = False
             static[f] = value
@@ -388,7 +425,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     def get_fields_and_field_types(cls: type) -> dict[str, str]:
         return dict(field_types)
 
-    # Numeric array fields (always 1-D, of the field's dtype: see _as_array)
+    # Numeric array and sequence fields (numpy arrays always 1-D, of the field's dtype)
     arrays = {
         f: v.dtype for f, v in ((f, getattr(template, f)) for f, _ in fields)
         if isinstance(v, np.ndarray)
@@ -411,6 +448,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "_hprm_type": ros_type,
             "_hprm_fields": tuple(fields),
             "_hprm_arrays": arrays,
+            "_hprm_sequences": numeric,
         },
     )
     return cls

@@ -2,6 +2,7 @@
 per message, arrays in band or out of band, and nothing lost for a message that does not
 fit its class's layout. Real pickle, every message type the registry knows."""
 
+import array
 import copy
 import pickle
 import pickletools
@@ -116,7 +117,8 @@ def test_small_numeric_arrays_pickle_as_bytes_and_come_back_as_writable_arrays()
     assert imu.orientation_covariance[0] == 0.0
     # empty sequences, and a large array kept as an array for the out-of-band path
     Image = messages.message_class("sensor_msgs/msg/Image")
-    assert pickle.loads(pickle.dumps(Image())).data.shape == (0,)
+    empty = pickle.loads(pickle.dumps(Image())).data
+    assert isinstance(empty, array.array) and empty.typecode == "B" and len(empty) == 0
     big = Image(data=np.arange(5000, dtype=np.uint16).view(np.uint8))
     bufs = []
     data = pickle.dumps(big, protocol=5, buffer_callback=bufs.append)

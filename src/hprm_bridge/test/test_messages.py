@@ -39,17 +39,17 @@ def test_default_and_keyword_construction_with_nested_messages_of_the_same_kind(
     img = Image(height=480, width=640, encoding="rgb8")
     assert (img.height, img.width, img.encoding, img.step) == (480, 640, "rgb8", 0)
     assert type(img.header) is Header and img.header.frame_id == ""
-    assert isinstance(img.data, np.ndarray) and img.data.dtype == np.uint8 and img.data.size == 0
+    assert isinstance(img.data, array.array) and img.data.typecode == "B" and len(img.data) == 0
     img.data = np.arange(12, dtype=np.uint8)  # assignment, as node code does
     img.header.frame_id = "camera"
     assert img.data[-1] == 11 and img.header.frame_id == "camera"
     assert Image.__module__ == "sensor_msgs.msg" and Image.__qualname__ == "Image"
-    # each message its own sub-messages and fixed-size arrays; an empty sequence is one
-    # read-only array for all (nothing to change in place; assigning replaces it)
+    # each message its own sub-messages, sequences and fixed-size arrays
     a, b = Image(), Image()
     a.header.stamp.sec = 5
+    a.data.append(7)
     assert b.header.stamp.sec == 0 and a.header is not b.header
-    assert not b.data.flags.writeable and b.data.size == 0
+    assert len(b.data) == 0 and a.data.tolist() == [7]
     Imu = messages.message_class("sensor_msgs/msg/Imu")
     x, y = Imu(), Imu()
     x.orientation_covariance[0] = -1.0  # rclpy's way of saying "no orientation"
@@ -230,15 +230,52 @@ def test_assignments_are_checked_as_rclpy_checks_them():
     assert ours["sensor_msgs/msg/LaserScan.ranges=[1.0, 2.5]"] == ["ok", [1.0, 2.5]]
 
 
-def test_numeric_sequences_become_numpy_views_without_a_copy():
+def test_numeric_sequences_keep_the_array_given_without_a_copy():
     Image = messages.message_class("sensor_msgs/msg/Image")
     frame = np.arange(640 * 480 * 3, dtype=np.uint64).astype(np.uint8).reshape(480, 640, 3)
     raw = array.array("B", frame.tobytes())  # what a portable rclpy node assigns
     msg = Image(data=raw)
-    assert isinstance(msg.data, np.ndarray) and msg.data.dtype == np.uint8
-    assert np.shares_memory(msg.data, np.frombuffer(raw, np.uint8))
+    assert msg.data is raw  # as in rclpy
     msg.data = frame  # a numpy array too (rclpy refuses it): flattened, not copied
     assert msg.data.shape == (frame.size,) and np.shares_memory(msg.data, frame)
+
+
+def test_numeric_sequences_grow_in_place_as_rclpy_arrays_do():
+    """The action tutorial's feedback: ``partial_sequence = [0, 1]`` then ``.append``."""
+    Feedback = messages.action_class("example_interfaces/action/Fibonacci").Feedback
+    fb = Feedback()
+    fb.sequence = [0, 1]
+    for i in range(1, 5):
+        fb.sequence.append(fb.sequence[i] + fb.sequence[i - 1])
+    assert fb.sequence.tolist() == [0, 1, 1, 2, 3, 5]
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    js = JointState(position=[1.0])
+    js.position.extend([2.0, 3.0])
+    js.velocity.frombytes(array.array("d", [4.0]).tobytes())  # as cv_bridge fills an Image
+    js.effort += array.array("d", [5.0])
+    assert (js.position.tolist(), js.velocity.tolist(), js.effort.tolist()) == (
+        [1.0, 2.0, 3.0], [4.0], [5.0])  # fmt: skip
+    assert repr(js).endswith("position=[1.0, 2.0, 3.0], velocity=[4.0], effort=[5.0])")
+    with pytest.raises(OverflowError):  # array.array's own check, as under rclpy
+        messages.message_class("sensor_msgs/msg/Image")().data.append(300)
+
+
+def test_sequences_cross_pickle_and_cdr_as_arrays_whoever_made_them():
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    js = JointState(name=["a", "b"], position=[1.0, 2.0])
+    js.velocity = array.array("d", [3.0, 4.0])  # a plain array.array, kept as it is
+    js.effort = np.array([5.0, 6.0])  # numpy, kept as it is
+    back = pickle.loads(pickle.dumps(js, protocol=5))
+    assert back == js
+    for f in ("position", "velocity", "effort"):  # small: the receiver's own array.array
+        assert isinstance(getattr(back, f), array.array), f
+    back.position.append(9.0)
+    assert js.position.tolist() == [1.0, 2.0]
+    reg = default_registry()
+    raw = bytes(reg.encode(js, "sensor_msgs/msg/JointState"))
+    assert type(js.velocity) is array.array  # the encoder's numpy views left it as it was
+    decoded = reg.decode(raw, "sensor_msgs/msg/JointState")
+    assert decoded.velocity.tolist() == [3.0, 4.0] and decoded.effort.tolist() == [5.0, 6.0]
 
 
 @pytest.mark.ros2
@@ -250,3 +287,68 @@ def test_assignments_are_accepted_and_refused_exactly_as_by_real_rclpy():
     ours = _assign_all(hprm=True)
     for case, r, o in zip(ASSIGNMENTS, real, ours, strict=True):
         assert o == r, case
+
+
+# What node code does with numeric sequences: the same lines under rclpy and under HPRM
+_SEQUENCE_OPS = """
+import array, json
+from example_interfaces.action import Fibonacci
+from sensor_msgs.msg import Image, JointState
+out = []
+fb = Fibonacci.Feedback()
+fb.sequence = [0, 1]
+for i in range(1, 6):
+    fb.sequence.append(fb.sequence[i] + fb.sequence[i - 1])
+out.append(repr(fb))
+js = JointState(position=[1.5])
+js.position.extend([2.5])
+js.velocity += array.array("d", [3.0])
+js.effort.insert(0, 4.0)
+out.append(repr(js))
+out.append([isinstance(getattr(js, f), array.array) for f in ("position", "velocity", "effort")])
+out.append([js.position.typecode, js.position.pop(), len(js.position), js.position.tolist()])
+img = Image()
+img.data.frombytes(bytes(range(4)))
+img.data.reverse()
+out.append([repr(img), img.data.tobytes().hex(), list(img.data[1:3])])
+a = array.array("d", [1.0])
+js.velocity = a
+a.append(2.0)
+out.append([js.velocity is a, js.velocity.tolist()])
+img.data = b"xyz"
+img.data.append(1)
+out.append(img.data.tolist())
+for bad in ("img.data.append(256)", "js.position.append('x')", "img.data.append(-1)"):
+    try:
+        exec(bad)
+        out.append([bad, "ok"])
+    except Exception as exc:
+        out.append([bad, type(exc).__name__, str(exc)])
+print(json.dumps(out))
+"""
+
+
+def _sequence_ops(hprm: bool) -> list:
+    prelude = "from hprm_bridge import messages; messages.install()\n" if hprm else ""
+    r = subprocess.run(
+        [sys.executable, "-c", prelude + _SEQUENCE_OPS], capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+def test_sequence_operations_of_node_code_work_on_these_classes():
+    out = _sequence_ops(hprm=True)
+    assert out[0] == "example_interfaces.action.Fibonacci_Feedback(sequence=[0, 1, 1, 2, 3, 5, 8])"
+    assert out[2] == [True, True, True] and out[3] == ["d", 2.5, 1, [1.5]]
+    assert out[5] == [True, [1.0, 2.0]] and out[6] == [120, 121, 122, 1]
+    assert [o[1] for o in out[7:]] == ["OverflowError", "TypeError", "OverflowError"]
+
+
+@pytest.mark.ros2
+def test_sequence_operations_give_what_real_rclpy_gives():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    assert _sequence_ops(hprm=True) == _sequence_ops(hprm=False)

@@ -27,7 +27,10 @@ as numpy buffers: no per-element Python loop, unlike cyclonedds' own IDL codec.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import array
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from .errors import MalformedSampleError
 
@@ -48,6 +51,15 @@ def encode(store: Typestore, message: object, ros_type: str) -> memoryview:
     padding it lacks).
     """
     msgdef = store.get_msgdef(ros_type)
+    try:
+        return _encode(msgdef, message, store, ros_type)
+    except AttributeError:
+        if not _has_plain_arrays(message):
+            raise
+    return _encode(msgdef, _with_numpy_arrays(message), store, ros_type)
+
+
+def _encode(msgdef: Any, message: object, store: Typestore, ros_type: str) -> memoryview:
     size = 4 + msgdef.getsize_cdr(0, message, store)
     buf = bytearray(size + (-size % 4))
     buf[:4] = CDR_LE_HEADER
@@ -56,6 +68,38 @@ def encode(store: Typestore, message: object, ros_type: str) -> memoryview:
     if end + 4 != size:  # pragma: no cover - rosbags invariant
         raise AssertionError(f"{ros_type}: serialized {end + 4} bytes, expected {size}")
     return view
+
+
+def _has_plain_arrays(message: object) -> bool:
+    """Whether ``message`` holds an ``array.array`` that rosbags cannot serialize: it
+    calls ``view(numpy.uint8)`` on a numeric sequence, which numpy arrays (what its
+    decoder gives) and HPRM's messages' own ``NumericSequence`` have, and an
+    ``array.array`` that node code assigned (as rclpy lets it) has not."""
+    for value in getattr(message, "__dict__", {}).values():
+        if isinstance(value, array.array) and not hasattr(value, "view"):
+            return True
+        if hasattr(value, "__dict__") and not isinstance(value, type) and _has_plain_arrays(value):
+            return True
+        if isinstance(value, list) and any(
+            hasattr(v, "__dict__") and _has_plain_arrays(v) for v in value
+        ):
+            return True
+    return False
+
+
+def _with_numpy_arrays(message: object) -> object:
+    """A shallow copy of ``message`` (nested messages copied too) whose ``array.array``
+    values are numpy views of the same memory; ``message`` itself is left as it is."""
+    out = object.__new__(type(message))
+    for name, value in vars(message).items():
+        if isinstance(value, array.array):
+            value = np.frombuffer(value, value.typecode)
+        elif hasattr(value, "__dict__") and not isinstance(value, type):
+            value = _with_numpy_arrays(value)
+        elif isinstance(value, list):
+            value = [_with_numpy_arrays(v) if hasattr(v, "__dict__") else v for v in value]
+        vars(out)[name] = value
+    return out
 
 
 def pad4(cdr: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
