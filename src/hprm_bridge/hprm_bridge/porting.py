@@ -30,6 +30,7 @@ import types
 from typing import Any
 
 from hprm_bridge import messages
+from hprm_bridge.rclpy.graph import ROS_TOPICS_LABEL
 
 _SETTINGS: dict[str, Any] = {}
 ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
@@ -155,7 +156,10 @@ def run_node(node: Any) -> int:
         federation=_SETTINGS["federation"],
         options=options,
         listen_dir=_SETTINGS.get("listen_dir"),
-        labels={ROS_NODE_LABEL: node.get_fully_qualified_name()},
+        labels={
+            ROS_NODE_LABEL: node.get_fully_qualified_name(),
+            ROS_TOPICS_LABEL: node._graph.label(),
+        },
         on_graph=node._check_connections,
     )
 
@@ -228,19 +232,25 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run_node_code(node: str) -> int:
     """A node file as ``__main__``, or ``package.module:function``; its exit code."""
+    from hprm_bridge.rclpy import main_loop
+
     try:
         if ":" in node and not os.path.exists(node):
             module, _, func = node.partition(":")
-            return int(getattr(importlib.import_module(module), func)() or 0)
+            code = int(getattr(importlib.import_module(module), func)() or 0)
+            return main_loop.finish(None) or code
         found = runpy.run_path(node, run_name="__main__")
         if not _SETTINGS.get("spun"):  # for the error main() then gives: what was it?
             _SETTINGS["reactor_program"] = any(
                 isinstance(v, type) and "_hprm_main_options" in vars(v) for v in found.values()
             )
-        return 0
+        return main_loop.finish(None) or 0
     except SystemExit as exc:
-        return exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        return main_loop.finish(None) or code
     except Exception as exc:
+        if main_loop.finish(exc) is not None:  # the node failed, as a callback's error fails it
+            return 1
         if _SETTINGS.get("spun"):
             raise  # from the runtime, not from the node's own set-up: its frames matter
         from hprm_core.errors import user_traceback

@@ -297,7 +297,7 @@ def test_tasks_take_turns_and_wake_in_the_order_they_slept():
     """The Sleeper without a federation: a clock the test moves, tasks that record
     what they see; a task runs only while the caller waits for it."""
     now = [0]
-    sleeper = Sleeper(lambda: now[0])
+    sleeper = Sleeper(lambda: now[0], lambda: (now[0], 0))
     seen = []
 
     def task(name, naps):

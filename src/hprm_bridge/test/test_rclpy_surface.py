@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -51,15 +52,27 @@ def test_topic_names_resolve_as_in_ros_2():
         Node("bad-name")
 
 
-def test_what_is_not_offered_says_so_by_name():
+def _refusal(call, *args):
+    try:
+        call(*args)
+    except UnsupportedError as exc:
+        return str(exc)
+    return "not refused"
+
+
+def test_what_is_not_offered_says_so_by_name_and_counts_before_the_start():
     node = Node("n")
-    with pytest.raises(UnsupportedError, match=r"Node\.get_topic_names_and_types is not supp"):
-        node.get_topic_names_and_types()
-    with pytest.raises(UnsupportedError, match=r"rclpy\.spin_once is not supported"):
-        hrclpy.spin_once(node)
+    with pytest.raises(UnsupportedError, match=r"Node\.get_publishers_info_by_topic is not s"):
+        node.get_publishers_info_by_topic("/t")
+    refused = []  # spin_once drives the node from the node file's main thread only
+    worker = threading.Thread(target=lambda: refused.append(_refusal(hrclpy.spin_once, node)))
+    worker.start()
+    worker.join()
+    assert "spin_once from a thread other than the node file's main" in refused[0]
     pub = node.create_publisher(String, "t", 10)
-    with pytest.raises(UnsupportedError, match="get_subscription_count"):
-        pub.get_subscription_count()
+    assert pub.get_subscription_count() == 0  # no federation: the node's own endpoints
+    node.create_subscription(String, "t", print, 10)
+    assert (pub.get_subscription_count(), node.count_publishers("/t")) == (1, 1)
 
 
 def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):

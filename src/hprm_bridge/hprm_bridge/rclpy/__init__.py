@@ -4,8 +4,10 @@ Inside an HPRM federate (started by ``hprm-ros run``, see
 :mod:`hprm_bridge.porting`), ``import rclpy`` gives this package, so a node
 file written for rclpy runs unchanged: ``rclpy.init()``, build the node,
 ``rclpy.spin(node)`` (which runs the node as a federate until the federation
-ends), ``rclpy.shutdown()``. Outside a federation (no RTI given), ``spin``
-runs the node on its own, in logical time, until its timeout.
+ends) or a main loop of ``rclpy.spin_once(node)`` (in logical time:
+:mod:`~hprm_bridge.rclpy.main_loop`), ``rclpy.shutdown()``. Outside a
+federation (no RTI given), ``spin`` runs the node on its own, in logical time,
+until its timeout.
 
 What is not offered raises :class:`~hprm_bridge.rclpy.node.UnsupportedError`
 naming the call.
@@ -16,13 +18,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from hprm_bridge.rclpy import logging
+from hprm_bridge.rclpy import logging, main_loop
+from hprm_bridge.rclpy.logical_sleep import in_turn
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.task import Future
 
 __all__ = [
     "Node", "UnsupportedError", "create_node", "init", "logging", "ok", "shutdown", "spin",
-    "spin_until_future_complete",
+    "spin_once", "spin_until_future_complete",
 ]  # fmt: skip
 
 _state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
@@ -45,7 +48,7 @@ def shutdown(*, context: Any = None) -> None:
     ``rclpy.shutdown()`` ends ``spin`` in a plain ROS 2 process."""
     _state["shutdown"] = True
     for node in _state["spinning"]:
-        node._reactor.request_stop()
+        in_turn(node._reactor.request_stop)
 
 
 def try_shutdown(*, context: Any = None) -> None:
@@ -61,6 +64,8 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     from hprm_bridge import porting
 
+    if main_loop.spin_on(node):  # after a spin_once loop: until the federation stops
+        return
     if node._finalized:  # only spin builds the node's reactor
         raise UnsupportedError(
             f"node {node.get_name()} spins a second time: an HPRM federate joins its "
@@ -80,10 +85,10 @@ def spin(node: Node, executor: Any = None) -> None:
 
 
 def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = None) -> None:
-    raise UnsupportedError(
-        "rclpy.spin_once is not supported in an HPRM federate: a federate's callbacks run "
-        "at tags the federation agrees on, so the node must hand control to rclpy.spin"
-    )
+    """As rclpy's, for a node file's main loop, in logical time: returns after the
+    node's callbacks of its next tag that has any, or ``timeout_sec`` of logical time
+    (:mod:`hprm_bridge.rclpy.main_loop` says how, and why)."""
+    main_loop.spin_once(node, timeout_sec)
 
 
 def spin_until_future_complete(

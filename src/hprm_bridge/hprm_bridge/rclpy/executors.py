@@ -15,14 +15,24 @@ class _Executor:
         self._nodes.append(node)
         return True
 
-    def spin(self) -> None:
+    def _node(self) -> Any:
         from hprm_bridge import rclpy
 
         if len(self._nodes) != 1:
             raise rclpy.UnsupportedError(
                 f"an HPRM federate runs one node; this executor has {len(self._nodes)}"
             )
-        rclpy.spin(self._nodes[0])
+        return self._nodes[0]
+
+    def spin(self) -> None:
+        from hprm_bridge import rclpy
+
+        rclpy.spin(self._node())
+
+    def spin_once(self, timeout_sec: float | None = None) -> None:
+        from hprm_bridge import rclpy
+
+        rclpy.spin_once(self._node(), timeout_sec=timeout_sec)
 
     def shutdown(self, timeout_sec: float | None = None) -> bool:
         return True
@@ -37,6 +47,6 @@ class MultiThreadedExecutor(_Executor):
 
 
 class ExternalShutdownException(Exception):
-    """As rclpy's: raised by a plain ROS 2 spin when the context was shut down while it
-    waited. Never raised under HPRM (spin returns), present so that the usual
-    ``except (KeyboardInterrupt, ExternalShutdownException)`` of node code imports."""
+    """As rclpy's: raised by a spin once the context was shut down. Under HPRM by
+    ``spin_once`` called after its federation stopped (``spin`` returns), and so that
+    the usual ``except (KeyboardInterrupt, ExternalShutdownException)`` imports."""

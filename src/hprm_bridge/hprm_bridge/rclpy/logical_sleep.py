@@ -56,30 +56,52 @@ def install() -> None:
 
 def sleep(seconds: float) -> bool:
     """Sleep ``seconds`` of logical time if called from a task and say True; False
-    (having slept nothing) from anywhere else."""
+    (having slept nothing) from anywhere else, and from the main thread once its
+    federation has stopped."""
     task = getattr(_current, "task", None)
-    if task is None:
+    if task is None or (task.adopted and task.stopping):
         return False
     task.suspend(seconds)
     return True
 
 
+def in_turn(fn: Callable[[], None]) -> None:
+    """Call ``fn`` as the reactor's own thread would at this point: at once outside a
+    task; from a task in its turn, on the reactor's thread as the turn ends (what a
+    callback does there, ``rclpy.shutdown()`` say, must land at the tag it would land
+    at from a callback, not wherever the scheduler next reads its inbox)."""
+    task = getattr(_current, "task", None)
+    if task is None or task.stopping:
+        fn()
+    else:
+        task.deferred.append(fn)
+
+
 class _Task:
-    def __init__(self, sleeper: Sleeper, fn: Callable[[], None], name: str) -> None:
+    def __init__(self, sleeper: Sleeper, fn: Callable[[], None] | None, name: str) -> None:
         self._sleeper = sleeper
         self._fn = fn
         self._go = threading.Semaphore(0)  # the reactor's turn is over: run
         self._back = threading.Semaphore(0)  # the task's turn is over
-        self._stopping = False
+        self.stopping = False
         self.done = False
         self.failure: BaseException | None = None
-        self._thread = threading.Thread(target=self._main, name=name, daemon=True)
+        self.pending: int | None = None  # the order of its timed wake-up, if one is due
+        self.deferred: list[Callable[[], None]] = []  # in_turn's, for the reactor's thread
+        self.waiting_since: Any = None  # in spin_once since this tag (None: not waiting)
+        # fn None: the thread that made it (the node file's main, in spin_once) is the task
+        self.adopted = fn is None
+        if self.adopted:
+            _current.task = self
+            self._thread = threading.current_thread()
+        else:
+            self._thread = threading.Thread(target=self._main, name=name, daemon=True)
 
     def _main(self) -> None:
         _current.task = self
         self._go.acquire()
         try:
-            if not self._stopping:
+            if not self.stopping and self._fn is not None:
                 self._fn()
         except _Stopped:
             pass
@@ -92,10 +114,12 @@ class _Task:
     def turn(self) -> None:
         """Run the task until it sleeps or ends (from the reactor's thread, or another
         task's); re-raise what it raised."""
-        if not self._thread.is_alive() and not self.done:
+        if not self.adopted and not self._thread.is_alive() and not self.done:
             self._thread.start()
         self._go.release()
         self._back.acquire()
+        while self.deferred:
+            self.deferred.pop(0)()
         if self.failure is not None:
             failure, self.failure = self.failure, None
             raise failure
@@ -105,14 +129,36 @@ class _Task:
         if seconds < 0:
             raise ValueError("sleep length must be non-negative")
         self._sleeper._wake_in(self, round(seconds * 1_000_000_000))
+        self.yield_turn()
+
+    def yield_turn(self) -> None:
+        """From the task's thread: give the turn back until the reactor gives it again.
+        A task that is stopped then ends (``_Stopped``); the main thread goes on, its
+        federation over (``stopping`` says so)."""
         self._back.release()
+        self.first_turn()
+
+    def first_turn(self) -> None:
+        """From an adopted task's thread: wait for the reactor's first turn."""
         self._go.acquire()
-        if self._stopping:
+        if self.stopping and not self.adopted:
             raise _Stopped
 
+    def end(self, failure: BaseException | None) -> None:
+        """From an adopted task's thread, in its turn: it ends (having raised
+        ``failure``, which the reactor re-raises)."""
+        self.failure, self.done = failure, True
+        self._back.release()
+
     def stop(self) -> None:
-        self._stopping = True
-        if self._thread.is_alive():
+        """End the task (from the reactor's thread, never in the task's turn); the main
+        thread is let go on without waiting for it: it runs the rest of the node file."""
+        if self.stopping:
+            return
+        self.stopping = True
+        if self.adopted:
+            self._go.release()
+        elif self._thread.is_alive():
             self._go.release()
             self._back.acquire()
 
@@ -122,13 +168,50 @@ class Sleeper:
     ``wake`` run tasks from its reactions, ``take_wakeups`` gives the delays its wake
     action must be scheduled with, ``stop`` ends the tasks still asleep at shutdown."""
 
-    def __init__(self, now_ns: Callable[[], int]) -> None:
+    def __init__(self, now_ns: Callable[[], int], now_tag: Callable[[], Any]) -> None:
         self._now_ns = now_ns
+        self._now_tag = now_tag
         self._due: list[tuple[int, int, _Task]] = []  # (wake time, order, task), a heap
         self._order = itertools.count()
         self._new: list[int] = []  # wake times asked since take_wakeups
         self._tasks: list[_Task] = []
+        self._spinners: list[_Task] = []  # tasks in spin_once
+        self._callbacks_ran = False  # at this tag (what spin_once waits for)
         install()
+
+    def adopt(self) -> _Task:
+        """The calling thread as a task (the node file's main, in spin_once): given its
+        first turn at the start, as a task started then would be."""
+        task = _Task(self, None, threading.current_thread().name)
+        self._tasks.append(task)
+        task.pending = next(self._order)
+        heapq.heappush(self._due, (-(1 << 62), task.pending, task))  # due whatever the clock
+        self._new.append(0)
+        return task
+
+    def wait_for_callbacks(self, task: _Task, timeout_ns: int | None) -> None:
+        """From ``task``'s thread: give the turn back until a tag after this one at which
+        the node ran a callback (the tag's last callback done), or ``timeout_ns`` later."""
+        task.waiting_since = self._now_tag()
+        self._spinners.append(task)
+        if timeout_ns is not None:
+            self._wake_in(task, timeout_ns)
+        task.yield_turn()
+
+    def note_callback(self) -> None:
+        """A callback of the node ran at this tag."""
+        self._callbacks_ran = True
+
+    def resume_spinners(self) -> None:
+        """Resume the tasks in spin_once since an earlier tag, if a callback ran at this one."""
+        if not self._callbacks_ran:
+            return
+        self._callbacks_ran = False
+        now = self._now_tag()
+        for task in [t for t in self._spinners if t.waiting_since < now]:
+            self._spinners.remove(task)
+            task.pending = task.waiting_since = None  # its timed wake-up, if any, is void
+            self._run(task)
 
     def start(self, fn: Callable[[], None], name: str = "hprm-task") -> None:
         """Run ``fn`` as a task from the next microstep on (as rclpy hands an execute
@@ -146,7 +229,8 @@ class Sleeper:
 
     def _wake_in(self, task: _Task, delay_ns: int) -> None:
         at = self._now_ns() + delay_ns
-        heapq.heappush(self._due, (at, next(self._order), task))
+        task.pending = next(self._order)
+        heapq.heappush(self._due, (at, task.pending, task))
         self._new.append(delay_ns)
 
     def take_wakeups(self) -> list[int]:
@@ -155,16 +239,27 @@ class Sleeper:
         return new
 
     def wake(self) -> None:
-        """Resume every task due by now, in the order they fell asleep."""
+        """Resume every task due by now, in the order they fell asleep (a task's step is
+        a callback of the node; the end of a spin_once's timeout is not)."""
         now = self._now_ns()
         while self._due and self._due[0][0] <= now:
-            self._run(heapq.heappop(self._due)[2])
+            _, order, task = heapq.heappop(self._due)
+            if task.pending != order:  # resumed since by resume_spinners
+                continue
+            task.pending = None
+            if task.waiting_since is not None:
+                self._spinners.remove(task)
+                task.waiting_since = None
+            else:
+                self._callbacks_ran = True
+            self._run(task)
 
     def stop(self) -> None:
         for task in list(self._tasks):
             task.stop()
         self._tasks.clear()
         self._due.clear()
+        self._spinners.clear()
 
 
 def drive(value: Any) -> Any:

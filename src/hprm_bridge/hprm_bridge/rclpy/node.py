@@ -21,6 +21,7 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from hprm_bridge.rclpy import federate_status, parameter_service, rosout
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.graph import Graph
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameters
@@ -113,6 +115,8 @@ class Node:
                 node_name,
             )
         self._reactor = _NodeReactor()
+        self._topics: list[tuple[str, str, str]] = []  # (pub or sub, topic, type): the graph's
+        self._graph = Graph(self._topics, fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
@@ -251,6 +255,8 @@ class Node:
         pub = self._publisher(name, ros_type, f"pub{self._user_publishers}")
         self._user_publishers += 1
         pub.qos_profile = as_profile(qos_profile)
+        pub._subscription_count = functools.partial(self._graph.count, "sub", name)
+        self._topics.append(("pub", name, ros_type))
         return pub
 
     def _publisher(
@@ -277,6 +283,7 @@ class Node:
         sub = Subscription(name, port, ros_type, callback)
         sub.qos_profile = qos
         self._subscriptions.append(sub)
+        self._topics.append(("sub", name, ros_type))
         return sub
 
     def create_timer(
@@ -373,8 +380,28 @@ class Node:
     def get_clock(self) -> Clock:
         return self._clock
 
-    get_topic_names_and_types = _unsupported(
-        "Node.get_topic_names_and_types", "graph queries are not ported yet"
+    # -- the graph: the federation's, fixed before the start (rclpy/graph.py says why) ----
+
+    def count_publishers(self, topic_name: str) -> int:
+        return self._graph.count("pub", self.resolve_topic_name(topic_name))
+
+    def count_subscribers(self, topic_name: str) -> int:
+        return self._graph.count("sub", self.resolve_topic_name(topic_name))
+
+    def get_topic_names_and_types(self, no_demangle: bool = False) -> list[tuple[str, list[str]]]:
+        return self._graph.topic_names_and_types()
+
+    def get_node_names(self) -> list[str]:
+        return [name for name, _ in self._graph.node_names_and_namespaces()]
+
+    def get_node_names_and_namespaces(self) -> list[tuple[str, str]]:
+        return self._graph.node_names_and_namespaces()
+
+    _why = "the federation graph holds topics' counts and types, not endpoints' QoS"
+    get_publishers_info_by_topic = _unsupported("Node.get_publishers_info_by_topic", _why)
+    get_subscriptions_info_by_topic = _unsupported("Node.get_subscriptions_info_by_topic", _why)
+    get_service_names_and_types = _unsupported(
+        "Node.get_service_names_and_types", "only topics are in the graph queries yet"
     )
 
     # -- the reactor ------------------------------------------------------------------
@@ -414,8 +441,10 @@ class Node:
             triggers.append(client._replies)
         sleeper = self._sleeper
         if sleeper is not None:  # tasks resume after the tag's other callbacks
-            r.add_reaction(self._exits(sleeper.wake), self._wake, name="wake")
+            r.add_reaction(self._exits(sleeper.wake, note=False), self._wake, name="wake")
             triggers.append(self._wake)
+            r.add_reaction(self._exits(sleeper.resume_spinners, note=False), *triggers,
+                           name="spin_once")  # fmt: skip
         if self._services:  # /hprm/federate_status, then its last words at shutdown
             from hprm_bridge.porting import federate_names
 
@@ -461,6 +490,9 @@ class Node:
         """Before the start: a client whose calls no node serves (and no gateway carries
         to ROS 2) would wait forever; say so, as rclpy's ``wait_for_service`` would by
         never returning True."""
+        from hprm_bridge.porting import ROS_NODE_LABEL
+
+        self._graph.learn(graph, self._reactor.name, ROS_NODE_LABEL)
         sources = {c.src for c in graph.connections}
         told: set[str] = set()
         for client in self.clients:
@@ -489,7 +521,7 @@ class Node:
         callback, :mod:`hprm_bridge.rclpy.logical_sleep`); set up before spin."""
         if self._sleeper is None:
             self._check_open("ActionServer")
-            self._sleeper = Sleeper(self._clock.now_ns)
+            self._sleeper = Sleeper(self._clock.now_ns, lambda: self._reactor.tag)
             self._reactor.attach("wake", self._wake)
         return self._sleeper
 
@@ -507,14 +539,19 @@ class Node:
                 (token, parameter_service.answer(self._params, service, request))
             )
 
-    def _exits(self, callback: Callable[[], None]) -> Callable[[], None]:
+    def _exits(self, callback: Callable[[], None], note: bool = True) -> Callable[[], None]:
         """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way
         out of a callback: ``rclpy.shutdown()`` there deadlocks Humble's global executor).
         Here it stops the federation at the next tag, and `rclpy.spin` raises the same
-        SystemExit once the federation has stopped, for the node's main to catch."""
+        SystemExit once the federation has stopped, for the node's main to catch. With
+        ``note``, running the callback is noted for a main in ``spin_once``."""
+
+        sleeper = self._sleeper if note else None  # a callback ran: for spin_once
 
         def run() -> None:
             try:
+                if sleeper is not None:
+                    sleeper.note_callback()
                 callback()
             except SystemExit as exc:
                 if self.system_exit is None:

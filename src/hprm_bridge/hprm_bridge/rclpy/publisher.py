@@ -58,7 +58,10 @@ class Publisher:
         return np.empty(shape, dtype)
 
     def get_subscription_count(self) -> int:
-        raise UnsupportedError(
-            "Publisher.get_subscription_count is not supported in an HPRM federate: "
-            "the graph is fixed before the start"
-        )
+        """Subscriptions of the topic in the federation (:mod:`hprm_bridge.rclpy.graph`)."""
+        count = getattr(self, "_subscription_count", None)
+        if count is None:
+            raise UnsupportedError(
+                "Publisher.get_subscription_count of a node's internal publisher"
+            )
+        return int(count())

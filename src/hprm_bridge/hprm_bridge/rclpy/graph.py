@@ -1,0 +1,77 @@
+"""Graph queries of a ported node: who publishes and subscribes what, in its federation.
+
+A plain ROS 2 node learns the graph by DDS discovery, as it happens: at startup
+``count_subscribers`` says 0 and later more, at no fixed moment. A federation's graph
+is fixed before its start (the RTI matched every port by topic), so a node's queries
+answer from it, the same at every tag of every run: a publisher that publishes only
+while someone listens (``if pub.get_subscription_count() > 0``) behaves the same
+every run.
+
+Every ported node labels itself with its topics (``ROS_TOPICS_LABEL``, in the
+federation graph every federate is shown before the start); the counts are those
+topics' publishers and subscriptions among the federation's nodes, a node's own
+included (as rclpy counts them), and the gateway's ports where it carries the topic
+to or from plain ROS 2 (one for each: the ROS 2 side's own endpoints come and go).
+Before the start (in a node's ``__init__``) and without a federation, only the node's
+own endpoints are known, as under rclpy before discovery.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+ROS_TOPICS_LABEL = "ros_topics"  # [[kind ("pub" or "sub"), topic, type], ...] as JSON
+
+
+class Graph:
+    """The federation's topics as one node sees them."""
+
+    def __init__(self, own: list[tuple[str, str, str]], node_name: str) -> None:
+        self._own = own  # the node's (kind, topic, type), growing until the start
+        self._node = node_name
+        self._others: list[tuple[str, str, str, str]] = []  # (node, kind, topic, type)
+        self._nodes: list[str] = []
+
+    def label(self) -> str:
+        """What the node tells the federation of itself."""
+        return json.dumps([list(e) for e in self._own])
+
+    def learn(self, graph: Any, me: str, node_label: str) -> None:
+        """From the federation graph the RTI sent, before the start."""
+        self._nodes, self._others = [], []
+        for fed in graph.federates:
+            labels = graph.labels.get(fed, {})
+            if fed != me and node_label in labels:
+                self._nodes.append(labels[node_label])
+            if fed == me or ROS_TOPICS_LABEL not in labels:
+                continue
+            for kind, topic, ros_type in json.loads(labels[ROS_TOPICS_LABEL]):
+                self._others.append((fed, kind, topic, ros_type))
+        boundaries = set(getattr(graph, "boundaries", []))
+        ports = {("pub", c.src, c.topic) for c in graph.connections if c.src_federate in boundaries}
+        ports |= {
+            ("sub", c.dst, c.topic) for c in graph.connections if c.dst_federate in boundaries
+        }
+        self._others += [(p.split(".", 1)[0], kind, topic or "", "") for kind, p, topic in ports]
+
+    def _endpoints(self) -> list[tuple[str, str, str]]:
+        return list(self._own) + [(k, t, ty) for _, k, t, ty in self._others]
+
+    def count(self, kind: str, topic: str) -> int:
+        return sum(1 for k, t, _ in self._endpoints() if k == kind and t == topic)
+
+    def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
+        types: dict[str, set[str]] = {}
+        for _, topic, ros_type in self._endpoints():
+            entry = types.setdefault(topic, set())
+            if ros_type:
+                entry.add(ros_type)
+        return [(t, sorted(types[t])) for t in sorted(types)]
+
+    def node_names_and_namespaces(self) -> list[tuple[str, str]]:
+        out = []
+        for fqn in [self._node, *self._nodes]:
+            ns, _, name = fqn.rpartition("/")
+            out.append((name, ns or "/"))
+        return out

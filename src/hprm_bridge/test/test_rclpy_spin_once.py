@@ -1,0 +1,206 @@
+"""rclpy.spin_once in a node file's main loop (hprm_bridge.rclpy.main_loop): the loop's
+passes run at the tags of the node's callbacks or of its timeouts, in logical time, the
+same every run; the loop ends with its federation, and its failure fails the node."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NODES = Path(__file__).parent / "nodes"
+
+
+def _run(*args, talker=True, timeout=120):
+    """``hprm-ros run`` of the looper (and the talker: two messages every 10 ms);
+    (exit code, output, the looper's PASS lines as (ms from the start, got))."""
+    files = [NODES / "spin_looper.py", *([NODES / "talker.py"] if talker else [])]
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *files, *args],
+        capture_output=True, text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    return r.returncode, out, _passes(out)
+
+
+def _passes(out: str) -> list[tuple[float, str]]:
+    start = int(re.search(r"start time (\d+)", out).group(1))
+    return [
+        ((int(t) - start) / 1e6, got)
+        for t, got in re.findall(r"^\[spin_looper\] PASS \d+ at (\d+) got (.*)$", out, re.M)
+    ]
+
+
+def _param(name, value):
+    return ["--param", f"spin_looper:{name}:={value}"]
+
+
+def test_a_loop_runs_after_each_tag_of_its_callbacks_the_same_every_run(coordination_args):
+    runs = []
+    for _ in range(2):
+        code, out, passes = _run(*_param("passes", 5), *coordination_args)
+        assert code == 0, out
+        runs.append(passes)
+    assert runs[0] == runs[1]
+    # each talker tick (every 10 ms: two messages) wakes the loop once, before its timeout
+    assert runs[0] == [(10.0 * i, f"['{i}a', '{i}b']") for i in range(1, 6)]
+    assert "[spin_looper] END after 5 passes, ok True" in out
+
+
+def test_timeouts_and_sleeps_in_the_loop_are_logical_time():
+    code, out, passes = _run(*_param("passes", 3), *_param("timeout", 0.1), talker=False)
+    assert code == 0, out
+    assert passes == [(100.0, "[]"), (200.0, "[]"), (300.0, "[]")]
+    # a zero timeout polls (nothing new: the tag's callbacks ran), then the loop sleeps
+    code, out, passes = _run(*_param("passes", 3), *_param("timeout", 0.0), *_param("nap", 0.05))
+    assert code == 0, out
+    ticks = [f"'{i}a', '{i}b'" for i in range(1, 11)]
+    assert passes == [(0.0, "[]"), (50.0, f"[{', '.join(ticks[:5])}]"),
+                      (100.0, f"[{', '.join(ticks[5:])}]")]  # fmt: skip
+
+
+def test_a_loop_that_polls_without_sleeping_lets_logical_time_advance():
+    """Polled twice at one logical time, spin_once waits for the next callback."""
+    code, out, passes = _run(*_param("passes", 4), *_param("timeout", 0.0))
+    assert code == 0, out
+    assert passes == [(0.0, "[]"), (10.0, "['1a', '1b']"), (10.0, "[]"), (20.0, "['2a', '2b']")]
+
+
+def test_the_loop_ends_with_its_federation_and_spin_after_it_goes_on_to_the_stop():
+    code, out, passes = _run("--timeout", "0.1 s")
+    assert code == 0, out
+    assert [t for t, _ in passes] == [10.0 * i for i in range(1, 11)], out
+    assert "[spin_looper] END after 10 passes, ok False, 0 unprinted" in out
+    code, out, passes = _run(
+        *_param("passes", 2), *_param("then_spin", "true"), "--timeout", "0.2 s"
+    )
+    assert code == 0, out
+    assert len(passes) == 2, out  # then rclpy.spin: ticks 3 to 20 delivered, none printed
+    assert "[spin_looper] END after 2 passes, ok False, 36 unprinted" in out
+
+
+def test_an_exception_in_the_loop_fails_the_node_as_a_callbacks_would():
+    code, out, passes = _run(*_param("fail_at", 2))
+    assert code != 0, out
+    assert len(passes) == 2 and "RuntimeError: pass 2 failed" in out
+    assert "federate spin_looper stopped after a reaction failed" in out
+    assert "talker left" in out  # the rest of the federation stopped with it
+
+
+def test_ctrl_c_stops_a_loop_cleanly():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "spin_looper.py",
+         NODES / "talker.py", *_param("timeout", 1.0)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "PASS 5 " in line:
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        out = "".join(seen) + proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert re.search(r"\[spin_looper\] END after \d+ passes, ok False", out), out
+    assert "spin_looper left" in out and "talker left" in out
+
+
+def test_the_graph_of_a_spin_once_node_is_its_ports():
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", NODES / "spin_looper.py",
+         NODES / "talker.py"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "talker -> spin_looper  /chatter [std_msgs/msg/String]" in r.stdout
+    assert "PASS" not in r.stdout  # describing runs nothing past the first spin_once
+
+
+@pytest.mark.ros2
+def test_the_same_node_file_runs_under_real_rclpy():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    r = subprocess.run(
+        [sys.executable, NODES / "spin_looper.py", "--ros-args", "-p", "passes:=3",
+         "-p", "timeout:=0.05"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(re.findall(r"^PASS \d+ at \d+ got \[\]$", r.stdout, re.M)) == 3, r.stdout
+    assert "END after 3 passes, ok True, 0 unprinted" in r.stdout
+
+
+def test_a_task_in_spin_once_resumes_after_a_later_tags_callbacks_or_its_timeout():
+    """The Sleeper alone, with a clock the test moves: what the node's reactions do."""
+    from hprm_bridge.rclpy.logical_sleep import Sleeper
+
+    now = [0]
+    sleeper = Sleeper(lambda: now[0], lambda: (now[0], 0))
+    seen = []
+
+    def loop():
+        for timeout in (None, 100_000_000, 100_000_000):
+            seen.append(now[0])
+            sleeper.wait_for_callbacks(task, timeout)
+        seen.append(("done", now[0]))
+
+    sleeper.start(loop)
+    task = sleeper._tasks[0]
+    assert sleeper.take_wakeups() == [0]
+    sleeper.wake()
+    assert seen == [0]
+    sleeper.note_callback()
+    sleeper.resume_spinners()  # a callback at the tag it began waiting: not yet
+    assert seen == [0]
+    now[0] = 10
+    sleeper.resume_spinners()  # a later tag, but no callback ran
+    assert seen == [0]
+    sleeper.note_callback()
+    sleeper.resume_spinners()
+    assert seen == [0, 10] and sleeper.take_wakeups() == [100_000_000]
+    now[0] = 20
+    sleeper.note_callback()
+    sleeper.resume_spinners()  # a callback before the timeout: its wake-up is void
+    assert seen == [0, 10, 20]
+    now[0] = 100_000_010
+    sleeper.wake()  # the void wake-up: nothing resumes
+    assert seen == [0, 10, 20]
+    now[0] = 100_000_020
+    sleeper.wake()  # the timeout of the third wait
+    assert seen == [0, 10, 20, ("done", 100_000_020)]
+
+
+def test_the_tutorials_polling_service_client_runs_unchanged():
+    """Foxy's tutorial client: call_async, then spin_once until the future is done."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "polling_client.py",
+         NODES / "adder.py"], capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    start = re.search(r"start time (\d+)", out).group(1)
+    # the reply comes two microsteps after the call, at the start time: one spin_once
+    assert f"[polling_client] RESULT 2 + 3 = 5 after 1 spin_once at {start}" in out
+
+
+@pytest.mark.ros2
+def test_the_polling_client_runs_under_real_rclpy_too(bridge_env, stop_node):
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    env = bridge_env("rclpy")  # its own DDS domain
+    adder = subprocess.Popen([sys.executable, NODES / "adder.py"], env=env, text=True,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    try:
+        r = subprocess.run([sys.executable, NODES / "polling_client.py"], env=env,
+                           capture_output=True, text=True, timeout=120)  # fmt: skip
+    finally:
+        stop_node(adder)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert re.search(r"^RESULT 2 \+ 3 = 5 after \d+ spin_once", r.stdout, re.M), r.stdout
