@@ -62,6 +62,35 @@ def reduce(msg: Any, protocol: int) -> tuple[Any, ...]:
         return _reduce_fields(msg, protocol)
 
 
+class _Published:
+    """A message as it was when published: its reduced form, taken then. rclpy serializes
+    in ``publish()``, so node code may change the message right after (set the next
+    value, publish it again) and each call still sends what it held; HPRM sends a node's
+    messages as its callback ends, so it takes their contents at the call the same way.
+    Large numeric arrays (over 1 KB) are referenced, not copied, as a loan is."""
+
+    __slots__ = ("_reduced",)
+
+    def __init__(self, reduced: tuple[Any, ...]) -> None:
+        self._reduced = reduced
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return self._reduced
+
+    def message(self) -> Any:
+        """The message as it was published (what a receiver rebuilds)."""
+        rebuild, args = self._reduced
+        return rebuild(*args)
+
+
+def published(value: Any) -> Any:
+    """What a publisher queues for ``value``: a message of this module's classes as it is
+    now (see ``_Published``); anything else as it is."""
+    if type(value).__reduce_ex__ is reduce:
+        return _Published(reduce(value, 5))
+    return value
+
+
 def _rebuild_flat(ros_type: str, layout: int, values: tuple[Any, ...]) -> Any:
     entry = _builders.get(ros_type)  # the common case: no import, no class lookup
     if entry is None:
@@ -176,6 +205,9 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
                     f"{a}.tobytes() if len({a}) * {a}.itemsize <= {_PACKED_BYTES} "
                     f"else _pack({a}, protocol)"
                 )
+            elif desc[0] in _LISTS:  # a list of strings (or bools): a copy, taken now
+                items.append(f"{field!r}: v[{len(leaves)}]")
+                leaves.append(f"list(d{var}[{field!r}])")
             else:
                 items.append(f"{field!r}: v[{len(leaves)}]")
                 leaves.append(f"d{var}[{field!r}]")

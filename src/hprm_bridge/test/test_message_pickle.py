@@ -176,3 +176,18 @@ def test_a_receiver_that_never_imported_the_message_classes_rebuilds_them():
         "before: True False",
         "after: sensor_msgs.msg JointState ['steer'] [0.25]",
     ]
+
+
+def test_a_published_message_keeps_what_it_held_at_the_call():
+    """publish() takes a message's contents then (message_pickle.published): changed
+    after, or reused, it still crosses as it was, strings in lists included."""
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    js = JointState(name=["a"], position=[1.0])
+    js.header.frame_id = "base"
+    snap = message_pickle.published(js)
+    js.name.append("b")
+    js.position.append(2.0)
+    js.header.frame_id = "changed"
+    back = pickle.loads(pickle.dumps(snap, protocol=5))
+    assert (back.name, back.position.tolist(), back.header.frame_id) == (["a"], [1.0], "base")
+    assert message_pickle.published(b"raw") == b"raw"  # anything else: as it is

@@ -252,7 +252,7 @@ def test_goal_states_follow_rcl_actions_state_machine():
     assert handle.is_cancel_requested
     handle.canceled()
     assert handle.status == 5 and not handle.is_active
-    statuses = [m.status_list[0].status for m in server._status._queue]
+    statuses = [m.message().status_list[0].status for m in server._status._queue]
     assert statuses == [2, 3, 5]  # every change published, as rcl_action does
 
 
@@ -279,6 +279,7 @@ def test_a_goal_is_answered_in_process_and_forgotten_after_result_timeout():
     replies = {s.srv_name.rsplit("/", 1)[1]: s._replies._queue for s in node.services}
     assert [(k, n, r.accepted) for k, n, r in replies["send_goal"]] == [("c#0", 1, True)]
     assert ran == [] and replies["get_result"] == []  # executes from the next microstep
+    assert node._sleeper.take_wakeups() == [0]  # what the node's sleep_until reaction does
     node._sleeper.wake()
     assert ran == [7]
     assert [(k, r.status, list(r.result.sequence)) for k, _, r in replies["get_result"]] == [

@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -191,7 +192,8 @@ def test_parameters_and_names_match_real_rclpy(tmp_path):
     assert _probe(tmp_path, "hprm") == _probe(tmp_path, "rclpy")
 
 
-LOG_PROBE = Path(__file__).parent / "nodes" / "log_probe.py"
+NODES = Path(__file__).parent / "nodes"
+LOG_PROBE = NODES / "log_probe.py"
 _LOG_LINE = re.compile(r"^(?:\[log_probe\] )?\[(\w+)\] \[(\d+\.\d{9})\] \[([\w.]+)\]: (.*)$", re.M)
 
 
@@ -312,3 +314,36 @@ def test_time_duration_and_qos_match_real_rclpy():
     )
     ours, real = _time_qos(hprm=True), _time_qos(hprm=False)
     assert {k: v for k, v in ours.items() if v != real[k]} == {}, real
+
+
+def _heard(listener_out: str) -> list[str]:
+    return re.findall(r"^(?:\[listener\] )?HEARD (.*)$", listener_out, re.M)
+
+
+def test_a_message_changed_after_publish_sends_what_it_held_at_each_call():
+    """publish() takes the message's contents then, as rclpy (which serializes there)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "reusing_talker.py",
+         NODES / "listener.py", "--timeout", "30 ms"],
+        capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _heard(r.stdout) == [f"{n}{p}" for n in (1, 2, 3) for p in "abc"]
+
+
+@pytest.mark.ros2
+def test_real_rclpy_sends_the_same_for_a_reused_message(bridge_env, stop_node):
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    env = bridge_env("rclpy")  # its own DDS domain
+    listener = subprocess.Popen([sys.executable, NODES / "listener.py"], env=env, text=True,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    talker = subprocess.Popen([sys.executable, NODES / "reusing_talker.py"], env=env)
+    try:
+        time.sleep(3.0)  # discovery, then ticks
+    finally:
+        stop_node(talker)
+        heard = _heard(stop_node(listener))
+    assert heard and "changed after publishing" not in heard
+    assert {h[-1] for h in heard} == set("abc")  # every publish, as it was then

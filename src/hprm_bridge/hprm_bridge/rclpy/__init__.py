@@ -16,10 +16,11 @@ naming the call.
 from __future__ import annotations
 
 import sys
+import threading
 from typing import Any
 
 from hprm_bridge.rclpy import logging, main_loop
-from hprm_bridge.rclpy.logical_sleep import in_turn
+from hprm_bridge.rclpy.logical_sleep import in_turn, leave
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.task import Future
 
@@ -49,6 +50,7 @@ def shutdown(*, context: Any = None) -> None:
     _state["shutdown"] = True
     for node in _state["spinning"]:
         in_turn(node._reactor.request_stop)
+    leave()  # a main taking turns with its node takes no more
 
 
 def try_shutdown(*, context: Any = None) -> None:
@@ -74,7 +76,10 @@ def spin(node: Node, executor: Any = None) -> None:
         )
     _state["spinning"].append(node)
     try:
-        code = porting.run_node(node)
+        if threading.current_thread() is threading.main_thread():
+            code = porting.run_node(node)
+        else:  # on a thread of the node file's: its main may step in logical time
+            code = main_loop.spin_in_thread(node)
     finally:
         _state["spinning"].remove(node)
     _state["shutdown"] = True

@@ -36,5 +36,12 @@ class Clock:
                 pass
         return time.time_ns()
 
+    def logical_ns(self) -> int | None:
+        """The tag's time, None before the start (``now_ns`` then says the wall clock)."""
+        try:
+            return int(self._reactor.tag.time)
+        except Exception:
+            return None
+
     def now(self) -> Time:
         return Time(nanoseconds=self.now_ns())

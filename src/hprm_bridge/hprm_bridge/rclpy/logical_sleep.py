@@ -59,10 +59,47 @@ def sleep(seconds: float) -> bool:
     (having slept nothing) from anywhere else, and from the main thread once its
     federation has stopped."""
     task = getattr(_current, "task", None)
-    if task is None or (task.adopted and task.stopping):
-        return False
+    if task is None:
+        return _first_sleep_of_main(seconds)
+    if task.adopted and (task.stopping or task.done):  # the main, its federation over
+        _real_sleep(seconds)
+        return True
     task.suspend(seconds)
     return True
+
+
+_main_adopter: Callable[[int], _Task | None] | None = None
+
+
+def adopt_main_on_sleep(adopter: Callable[[int], _Task | None] | None) -> None:
+    """While ``rclpy.spin`` runs the node on another thread: ``adopter(delay_ns)`` makes
+    the main thread a task at its first sleep, waking ``delay_ns`` after the start (None
+    if too late: the federation has started). None: no more."""
+    global _main_adopter
+    _main_adopter = adopter
+
+
+def _first_sleep_of_main(seconds: float) -> bool:
+    adopt = _main_adopter
+    if adopt is None or threading.current_thread() is not threading.main_thread():
+        return False
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    task = adopt(round(seconds * 1_000_000_000))
+    if task is None:  # too late: the main stays a thread beside the node, in wall-clock time
+        _real_sleep(seconds)
+    else:
+        task.first_turn()
+    return True
+
+
+def leave() -> None:
+    """The calling thread, if it is the main taking turns as a task and this is its
+    turn, stops taking turns (``rclpy.shutdown()`` there: it goes on to join the spin
+    thread, say, which would otherwise wait for its turn to end)."""
+    task = getattr(_current, "task", None)
+    if task is not None and task.adopted and task.in_turn and not task.done:
+        task.end(None)
 
 
 def in_turn(fn: Callable[[], None]) -> None:
@@ -71,7 +108,7 @@ def in_turn(fn: Callable[[], None]) -> None:
     callback does there, ``rclpy.shutdown()`` say, must land at the tag it would land
     at from a callback, not wherever the scheduler next reads its inbox)."""
     task = getattr(_current, "task", None)
-    if task is None or task.stopping:
+    if task is None or not task.in_turn:
         fn()
     else:
         task.deferred.append(fn)
@@ -88,6 +125,7 @@ class _Task:
         self.failure: BaseException | None = None
         self.pending: int | None = None  # the order of its timed wake-up, if one is due
         self.deferred: list[Callable[[], None]] = []  # in_turn's, for the reactor's thread
+        self.in_turn = False  # the task runs now (the reactor waits for it)
         self.waiting_since: Any = None  # in spin_once since this tag (None: not waiting)
         # fn None: the thread that made it (the node file's main, in spin_once) is the task
         self.adopted = fn is None
@@ -100,6 +138,7 @@ class _Task:
     def _main(self) -> None:
         _current.task = self
         self._go.acquire()
+        self.in_turn = True
         try:
             if not self.stopping and self._fn is not None:
                 self._fn()
@@ -108,7 +147,7 @@ class _Task:
         except BaseException as exc:  # re-raised by the reactor (a callback's error)
             self.failure = exc
         finally:
-            self.done = True
+            self.done, self.in_turn = True, False
             self._back.release()
 
     def turn(self) -> None:
@@ -135,19 +174,21 @@ class _Task:
         """From the task's thread: give the turn back until the reactor gives it again.
         A task that is stopped then ends (``_Stopped``); the main thread goes on, its
         federation over (``stopping`` says so)."""
+        self.in_turn = False
         self._back.release()
         self.first_turn()
 
     def first_turn(self) -> None:
         """From an adopted task's thread: wait for the reactor's first turn."""
         self._go.acquire()
+        self.in_turn = not self.stopping
         if self.stopping and not self.adopted:
             raise _Stopped
 
     def end(self, failure: BaseException | None) -> None:
         """From an adopted task's thread, in its turn: it ends (having raised
         ``failure``, which the reactor re-raises)."""
-        self.failure, self.done = failure, True
+        self.failure, self.done, self.in_turn = failure, True, False
         self._back.release()
 
     def stop(self) -> None:
@@ -177,17 +218,22 @@ class Sleeper:
         self._tasks: list[_Task] = []
         self._spinners: list[_Task] = []  # tasks in spin_once
         self._callbacks_ran = False  # at this tag (what spin_once waits for)
+        self._lock = threading.Lock()  # the start, against the main's first sleep
+        self._started = False
+        self._early: list[tuple[int, int, _Task]] = []  # (delay from the start, order, task)
         install()
 
-    def adopt(self) -> _Task:
-        """The calling thread as a task (the node file's main, in spin_once): given its
-        first turn at the start, as a task started then would be."""
-        task = _Task(self, None, threading.current_thread().name)
-        self._tasks.append(task)
-        task.pending = next(self._order)
-        heapq.heappush(self._due, (-(1 << 62), task.pending, task))  # due whatever the clock
-        self._new.append(0)
-        return task
+    def adopt(self, delay_ns: int = 0) -> _Task | None:
+        """The calling thread as a task (the node file's main), given its first turn
+        ``delay_ns`` after the start; None once the federation has started (its logical
+        time runs on: no tag of it is the main's to take any more)."""
+        with self._lock:
+            if self._started:
+                return None
+            task = _Task(self, None, threading.current_thread().name)
+            self._tasks.append(task)
+            self._wake_in(task, delay_ns)
+            return task
 
     def wait_for_callbacks(self, task: _Task, timeout_ns: int | None) -> None:
         """From ``task``'s thread: give the turn back until a tag after this one at which
@@ -228,14 +274,25 @@ class Sleeper:
                 self._tasks.remove(task)
 
     def _wake_in(self, task: _Task, delay_ns: int) -> None:
-        at = self._now_ns() + delay_ns
         task.pending = next(self._order)
-        heapq.heappush(self._due, (at, task.pending, task))
+        if not self._started:  # before the start: from the start (see take_wakeups)
+            self._early.append((delay_ns, task.pending, task))
+        else:
+            heapq.heappush(self._due, (self._now_ns() + delay_ns, task.pending, task))
         self._new.append(delay_ns)
 
     def take_wakeups(self) -> list[int]:
-        """The delays (ns from now) at which tasks that slept since the last call wake."""
-        new, self._new = self._new, []
+        """The delays (ns from now) at which tasks that slept since the last call wake.
+        First called at the start (the node's startup reaction): the wake-ups asked
+        before it count from it."""
+        with self._lock:
+            if not self._started:
+                self._started = True
+                start = self._now_ns()
+                for delay, order, task in self._early:
+                    heapq.heappush(self._due, (start + delay, order, task))
+                self._early.clear()
+            new, self._new = self._new, []
         return new
 
     def wake(self) -> None:

@@ -27,6 +27,16 @@ happened in between, so the second poll waits for the node's next callback: a
 loop that polls without sleeping lets logical time advance (under rclpy it would
 spin a core until a message came).
 
+The other common shape, from rclpy's docs on ``Rate``: ``rclpy.spin`` on a thread
+of the node file's own, and a loop in the main that publishes and ``rate.sleep()``
+(or ``time.sleep``). Here the spin thread runs the federate, and the main thread
+becomes the node's task at its first sleep, if that sleep comes before the start (the
+federation's joining takes longer than any loop's set-up): it wakes at that sleep's
+logical time from the start, and then steps as above, a period of logical time a
+pass. A main whose first sleep comes later (it computed first) is told so and stays
+a thread beside the node, in wall-clock time; a main that only joins the spin thread
+is left alone.
+
 When the federation stops (``rclpy.shutdown()``, a signal, another node's stop),
 ``spin_once`` returns and ``rclpy.ok()`` is False; a later ``spin_once`` raises
 ``ExternalShutdownException``, as rclpy's does once its context is shut down.
@@ -40,13 +50,14 @@ import signal
 import threading
 from typing import Any
 
+from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.executors import ExternalShutdownException
-from hprm_bridge.rclpy.logical_sleep import in_turn
+from hprm_bridge.rclpy.logical_sleep import adopt_main_on_sleep, in_turn
 
 
 class MainLoop:
-    """The federate of a node driven by spin_once: its reactor's thread and the main
-    thread's turns."""
+    """The federate of a node driven by its node file's main: its reactor's thread and
+    the main thread's turns."""
 
     def __init__(self, node: Any) -> None:
         self.node = node
@@ -57,14 +68,47 @@ class MainLoop:
         self._error: BaseException | None = None
         self._polled_at: Any = None  # the tag of the last zero-timeout poll
         self._signals: dict[int, Any] = {}
+        self._ended = threading.Event()  # the federate has left
+        self._late = False  # the main's first sleep came after the start (spin_here)
 
     def start(self) -> None:
         """From the main thread: start the federate, wait for the main's first turn."""
         self._task = self._sleeper.adopt()
-        for s in (signal.SIGINT, signal.SIGTERM):  # the federate's handlers need the main thread
-            self._signals[s] = signal.signal(s, self._on_signal)
+        self._catch_signals()
         self._thread.start()
         self._task.first_turn()
+
+    def _catch_signals(self) -> None:
+        for s in (signal.SIGINT, signal.SIGTERM):  # the federate's handlers need the main thread
+            self._signals[s] = signal.signal(s, self._on_signal)
+
+    def spin_here(self) -> int:
+        """``rclpy.spin`` on a thread of the node file's own: run the federate here; the
+        main thread becomes the node's task at its first sleep (``rate.sleep()``,
+        ``time.sleep``) if that comes before the start, its loop then stepping in
+        logical time as a spin_once loop does."""
+        adopt_main_on_sleep(self._adopt_main)
+        try:
+            self._run()  # an error of the runtime's: finish() raises it on the main thread
+        finally:
+            adopt_main_on_sleep(None)
+        return self.code
+
+    def _adopt_main(self, delay_ns: int) -> Any:
+        task = self._sleeper.adopt(delay_ns)
+        if task is None:
+            if not self._late:
+                self._late = True
+                self.node.get_logger().warning(
+                    "the main thread's first sleep came after the federation started: it "
+                    "stays a thread beside the node, sleeping in wall-clock time (not "
+                    "deterministic); let the main sleep before it computes, or drive the "
+                    "node with spin_once"
+                )
+            return None
+        self._task = task
+        self._catch_signals()
+        return task
 
     def _on_signal(self, signum: int, frame: Any) -> None:
         # request_stop takes the scheduler's lock: not from a handler that may have
@@ -79,15 +123,22 @@ class MainLoop:
         except BaseException as exc:  # the runtime's: re-raised on the main thread
             self.code, self._error = 1, exc
         finally:
-            self._task.stop()  # the federation is over: the main thread goes on
+            if self._task is not None:
+                self._task.stop()  # the federation is over: the main thread goes on
+            self._ended.set()
 
     @property
     def stopped(self) -> bool:
-        return bool(self._task.stopping)
+        return self._task is not None and bool(self._task.stopping or self._task.done)
 
     def spin_once(self, timeout_sec: float | None) -> None:
         if self.stopped:
             raise ExternalShutdownException("the federation has stopped")
+        if self._task is None:
+            raise UnsupportedError(
+                "spin_once while rclpy.spin runs the node on another thread: one of them "
+                "drives the node"
+            )
         timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
         if timeout_ns == 0:
             tag = self.node._reactor.tag
@@ -100,14 +151,22 @@ class MainLoop:
     def finish(self, failure: BaseException | None) -> int:
         """From the main thread, as the node file ends (having raised ``failure``): stop
         the federation if it runs, wait for the reactor's thread; its exit code."""
-        if not self.stopped:
+        task = self._task
+        if task is not None and task.in_turn:  # its end is the node's end
             in_turn(self.node._reactor.request_stop)
-            self._task.end(failure)
-        self._thread.join()
+            task.end(failure)
+            failure = None  # the reactor's now: the node fails with it
+        elif not self._ended.is_set():
+            self.node._reactor.request_stop()
+        self._ended.wait()
+        if self._thread.ident is not None:
+            self._thread.join()
         for s, handler in self._signals.items():
             signal.signal(s, handler)
         if self._error is not None:
             raise self._error
+        if failure is not None:  # raised outside a turn of the main: not the reactor's
+            raise failure
         return self.code
 
 
@@ -118,7 +177,7 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
     """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
     global _loop
     from hprm_bridge import porting
-    from hprm_bridge.rclpy import UnsupportedError, _state
+    from hprm_bridge.rclpy import _state
 
     if _loop is None:
         if node._finalized:
@@ -141,6 +200,16 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
     _loop.spin_once(timeout_sec)
     if _loop.stopped:
         _state["shutdown"] = True
+
+
+def spin_in_thread(node: Any) -> int:
+    """``rclpy.spin(node)`` called on a thread other than the main (MainLoop.spin_here);
+    the federate's exit code."""
+    global _loop
+    if _loop is not None:
+        raise UnsupportedError("rclpy.spin on a second thread: an HPRM federate runs one node")
+    _loop = MainLoop(node)
+    return _loop.spin_here()
 
 
 def spin_on(node: Any) -> bool:

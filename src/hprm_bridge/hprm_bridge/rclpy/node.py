@@ -304,7 +304,7 @@ class Node:
         callback (:mod:`hprm_bridge.rclpy.rate`)."""
         if frequency <= 0:
             raise ValueError(f"frequency must be > 0, got {frequency!r}")
-        return Rate(round(1_000_000_000 / frequency), self._clock.now_ns)
+        return Rate(round(1_000_000_000 / frequency), self._clock.logical_ns)
 
     def create_service(
         self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], **kw: Any

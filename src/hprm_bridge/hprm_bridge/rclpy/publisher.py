@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from hprm_bridge.message_pickle import published
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Output
@@ -27,7 +28,9 @@ class Publisher:
         self._queue: list[Any] = []
 
     def publish(self, msg: Any) -> None:
-        self._queue.append(msg)
+        """Queued until the callback ends, with its contents as they are now (as rclpy
+        serializes it here: the message may be changed and published again)."""
+        self._queue.append(published(msg))
 
     def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
         """A numpy array in this federate's shared-memory store, to build a large field in

@@ -39,17 +39,20 @@ class FibonacciActionServer(Node):
 
     def execute_callback(self, goal_handle):
         print(f"EXECUTE order {goal_handle.request.order}", flush=True)
-        sequence = [0, 1]
+        feedback_msg = Fibonacci.Feedback()  # the tutorial's: one message, grown in place
+        feedback_msg.sequence = [0, 1]
         for i in range(1, goal_handle.request.order):
             if goal_handle.is_cancel_requested:
                 goal_handle.canceled()
-                print(f"CANCELED after {len(sequence)}", flush=True)
-                return Fibonacci.Result(sequence=sequence)
-            sequence.append(sequence[i] + sequence[i - 1])
-            goal_handle.publish_feedback(Fibonacci.Feedback(sequence=sequence))
+                print(f"CANCELED after {len(feedback_msg.sequence)}", flush=True)
+                return Fibonacci.Result(sequence=feedback_msg.sequence)
+            feedback_msg.sequence.append(feedback_msg.sequence[i] + feedback_msg.sequence[i - 1])
+            goal_handle.publish_feedback(feedback_msg)
             time.sleep(self.period)
         goal_handle.succeed()
-        return Fibonacci.Result(sequence=sequence)
+        result = Fibonacci.Result()
+        result.sequence = feedback_msg.sequence
+        return result
 
 
 def main():

@@ -1,6 +1,7 @@
-"""rclpy.spin_once in a node file's main loop (hprm_bridge.rclpy.main_loop): the loop's
-passes run at the tags of the node's callbacks or of its timeouts, in logical time, the
-same every run; the loop ends with its federation, and its failure fails the node."""
+"""A node file's main loop (hprm_bridge.rclpy.main_loop), driving its node with spin_once
+or beside a spin thread: the loop's passes run at the tags of the node's callbacks, of
+its timeouts or of its sleeps, in logical time, the same every run; the loop ends with
+its federation, and its failure fails the node."""
 
 import os
 import re
@@ -204,3 +205,88 @@ def test_the_polling_client_runs_under_real_rclpy_too(bridge_env, stop_node):
         stop_node(adder)
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"^RESULT 2 \+ 3 = 5 after \d+ spin_once", r.stdout, re.M), r.stdout
+
+
+def _rate_run(*args, timeout=120):
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "rate_looper.py",
+         NODES / "talker.py", *args],
+        capture_output=True, text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    start = int(re.search(r"start time (\d+)", out).group(1))
+    beats = [
+        ((int(t) - start) / 1e6, got)
+        for t, got in re.findall(r"^\[rate_looper\] BEAT \d+ at (\d+) got (.*)$", out, re.M)
+    ]
+    return r.returncode, out, beats
+
+
+def _ticks(first, last):
+    return "[" + ", ".join(f"'{i}a', '{i}b'" for i in range(first, last + 1)) + "]"
+
+
+def test_a_main_loop_beside_a_spin_thread_steps_at_its_rate(coordination_args):
+    """The rclpy docs' Rate pattern: spin on a thread, loop in the main with rate.sleep."""
+    runs = []
+    for _ in range(2):
+        code, out, beats = _rate_run(*coordination_args)
+        assert code == 0, out
+        runs.append(beats)
+    assert runs[0] == runs[1]
+    assert runs[0] == [(50.0 * i, _ticks(5 * i - 4, 5 * i)) for i in range(1, 5)]
+    assert "[rate_looper] END after 5 passes" in out
+    code, out, beats = _rate_run("--param", "rate_looper:nap:=0.03", "--param",
+                                 "rate_looper:passes:=3")  # fmt: skip
+    assert code == 0, out
+    assert beats == [(30.0, _ticks(1, 3)), (60.0, _ticks(4, 6))]  # time.sleep: logical too
+
+
+def test_a_main_that_only_joins_its_spin_thread_is_left_alone():
+    code, out, _ = _rate_run("--param", "rate_looper:join_only:=true", "--timeout", "0.1 s")
+    assert code == 0, out
+    assert "[rate_looper] JOINED, ok False, 20 received" in out
+
+
+def test_a_main_whose_first_sleep_comes_after_the_start_is_told_so():
+    code, out, beats = _rate_run("--param", "rate_looper:late:=1.5", "--param",
+                                 "rate_looper:passes:=3")  # fmt: skip
+    assert code == 0, out
+    assert "first sleep came after the federation started" in out
+    assert len(beats) == 2 and "[rate_looper] END after 3 passes" in out
+
+
+def test_ctrl_c_stops_a_rate_loop_cleanly():
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "rate_looper.py",
+         NODES / "talker.py", "--param", "rate_looper:passes:=100000"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "BEAT 5 " in line:
+                os.killpg(proc.pid, signal.SIGINT)
+                break
+        out = "".join(seen) + proc.communicate(timeout=60)[0]
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert re.search(r"\[rate_looper\] END after \d+ passes", out), out
+    assert "rate_looper left" in out and "talker left" in out
+
+
+@pytest.mark.ros2
+def test_the_rate_loop_runs_under_real_rclpy_too():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    r = subprocess.run(
+        [sys.executable, NODES / "rate_looper.py", "--ros-args", "-p", "passes:=3"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert len(re.findall(r"^BEAT \d+ at \d+ got \[\]$", r.stdout, re.M)) == 2, r.stdout
+    assert "END after 3 passes" in r.stdout
