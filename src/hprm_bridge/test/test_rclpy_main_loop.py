@@ -91,10 +91,12 @@ def test_an_exception_in_the_loop_fails_the_node_as_a_callbacks_would():
     assert "talker left" in out  # the rest of the federation stopped with it
 
 
-def test_ctrl_c_stops_a_loop_cleanly():
+def _ctrl_c(node_file: str, *args: str, after: str) -> str:
+    """``hprm-ros run`` of the node file and the talker, Ctrl-C once a line holds
+    ``after``; everything it printed."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "spin_looper.py",
-         NODES / "talker.py", *_param("timeout", 1.0)],
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / node_file,
+         NODES / "talker.py", *args],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
     )  # fmt: skip
@@ -102,13 +104,17 @@ def test_ctrl_c_stops_a_loop_cleanly():
     try:
         for line in proc.stdout:
             seen.append(line)
-            if "PASS 5 " in line:
+            if after in line:
                 os.killpg(proc.pid, signal.SIGINT)
                 break
-        out = "".join(seen) + proc.communicate(timeout=60)[0]
+        return "".join(seen) + proc.communicate(timeout=60)[0]
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+
+
+def test_ctrl_c_stops_a_loop_cleanly():
+    out = _ctrl_c("spin_looper.py", *_param("timeout", 1.0), after="PASS 5 ")
     assert re.search(r"\[spin_looper\] END after \d+ passes, ok False", out), out
     assert "spin_looper left" in out and "talker left" in out
 
@@ -257,23 +263,7 @@ def test_a_main_whose_first_sleep_comes_after_the_start_is_told_so():
 
 
 def test_ctrl_c_stops_a_rate_loop_cleanly():
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "rate_looper.py",
-         NODES / "talker.py", "--param", "rate_looper:passes:=100000"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    seen = []
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if "BEAT 5 " in line:
-                os.killpg(proc.pid, signal.SIGINT)
-                break
-        out = "".join(seen) + proc.communicate(timeout=60)[0]
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+    out = _ctrl_c("rate_looper.py", "--param", "rate_looper:passes:=100000", after="BEAT 5 ")
     assert re.search(r"\[rate_looper\] END after \d+ passes", out), out
     assert "rate_looper left" in out and "talker left" in out
 
