@@ -23,7 +23,7 @@ __all__ = [
     "get_action_server_names_and_types_by_node",
 ]
 
-_GRAPH = "graph queries are not ported yet"
+_GRAPH = "the action graph is not ported yet (the topic graph is: Node.get_topic_names_and_types)"
 get_action_names_and_types = _unsupported("rclpy.action.get_action_names_and_types", _GRAPH)
 get_action_client_names_and_types_by_node = _unsupported(
     "rclpy.action.get_action_client_names_and_types_by_node", _GRAPH
