@@ -378,5 +378,10 @@ def test_the_same_action_nodes_run_under_real_rclpy(require_ros2_cli, stop_node,
     finally:
         out = stop_node(server)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert r.stdout.splitlines() == expected
+    # Under ROS 2 the goal's acceptance (a service reply) and its first feedback
+    # (a topic message, published as execution starts) race: either may print
+    # first. HPRM orders them by tag (the tests above); the rest is ordered in both.
+    lines = r.stdout.splitlines()
+    assert lines.count("ACCEPTED") == 1, lines
+    assert [x for x in lines if x != "ACCEPTED"] == expected[1:]
     assert "EXECUTE order" in out
