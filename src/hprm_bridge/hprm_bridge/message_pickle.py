@@ -133,6 +133,15 @@ def _unpack(v: Any, dtype: np.dtype[Any], typecode: str | None = None) -> Any:
     return np.frombuffer(v, dtype)
 
 
+def received_array(a: Any, dtype: np.dtype[Any], typecode: str | None) -> Any:
+    """A numeric array field decoded as a view of a received buffer, as this module
+    unpickles one: up to ``_PACKED_BYTES`` a copy of its own (``array.array`` for a
+    sequence), larger the view as it is."""
+    if type(a) is np.ndarray and a.nbytes <= _PACKED_BYTES:
+        return _unpack(a.tobytes(), dtype, typecode)
+    return a
+
+
 def _sequence(typecode: str, raw: bytes) -> NumericSequence:
     seq = NumericSequence(typecode)
     seq.frombytes(raw)

@@ -456,16 +456,23 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
 
 def adopt(msg: Any) -> Any:
     """A message decoded by the wire client (a rosbags dataclass), as this
-    module's class of the same type, in place and without copying a field:
-    ours are subclasses with the same layout, so only the class changes
-    (nested messages too). What a bridge does with each message from ROS 2."""
+    module's class of the same type, in place: ours are subclasses with the
+    same layout, so the class changes (nested messages too) and large fields
+    stay as decoded, read-only numpy views of the CDR bytes. Small numeric
+    arrays become the message's own, as rclpy's (and as they arrive from
+    another federate: :func:`message_pickle.received_array`), so a callback may
+    ``append`` to a sequence or write into it. What a bridge does with each
+    message from ROS 2."""
     ros_type = getattr(type(msg), "__msgtype__", None)
     if ros_type is None:
         return msg
     cls = message_class(ros_type)
     if type(msg) is not cls:
         msg.__class__ = cls
-        for value in msg.__dict__.values():
+        d = msg.__dict__
+        for f, dtype in cls._hprm_arrays.items():
+            d[f] = message_pickle.received_array(d[f], dtype, cls._hprm_sequences.get(f))
+        for value in d.values():
             if hasattr(type(value), "__msgtype__"):
                 adopt(value)
             elif isinstance(value, list):

@@ -39,18 +39,37 @@ ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels
 GATEWAY_NAME = "ros2_gateway"
 
 
+# Why some of rclpy's modules are not offered, for the error a node file's import meets.
+_NOT_PORTED = {
+    "rclpy.lifecycle": "a lifecycle node creates its publishers and timers in on_configure, "
+    "after the start, and a federate's ports are fixed before its federation starts",
+    "rclpy.wait_for_message": "it subscribes and blocks outside spin; in a federate, "
+    "subscribe before spin and take the first message in the callback",
+}
+
+
+_OFFERED = "HPRM offers rclpy's node API (node, executors, timers, services, actions, logging)"
+
+
 class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``."""
+    """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``;
+    a module of rclpy's that HPRM does not offer is a ModuleNotFoundError saying so
+    (an ImportError: a node's ``try: import ... except ImportError`` still works)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != "rclpy" and not fullname.startswith("rclpy."):
             return None
-        target_name = "hprm_bridge." + fullname
-        try:
-            importlib.util.find_spec(target_name)
-        except ModuleNotFoundError:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self, is_package=fullname == "rclpy")
+        spec = importlib.util.find_spec("hprm_bridge." + fullname)
+        if spec is None:
+            why = _NOT_PORTED.get(fullname, _OFFERED)
+            raise ModuleNotFoundError(
+                f"{fullname} is not available in an HPRM federate: {why}. Run this node as a "
+                "plain ROS 2 node beside the federation (hprm-ros run --bridge) until it is.",
+                name=fullname,
+            )
+        return importlib.machinery.ModuleSpec(
+            fullname, self, is_package=spec.submodule_search_locations is not None
+        )
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return importlib.import_module("hprm_bridge." + spec.name)

@@ -365,3 +365,31 @@ def test_a_publisher_lends_shared_memory_that_crosses_without_a_copy(tmp_path):
     assert len(loans) == 3 and all("memfd:hprm-arena" in m for m in loans), r.stdout
     got = re.findall(r"^\[viewer\] GOT (.*)$", r.stdout, re.M)
     assert got == [f"480 640 921600 [{n}]" for n in (1, 2, 3)], r.stdout
+
+
+def test_a_module_of_rclpy_not_offered_fails_to_import_saying_why():
+    """Even with a real Humble on the path (then rclpy's own module would load
+    beside HPRM's and fail obscurely): an ImportError that names the module and
+    why, so a node's ``try: ... except ImportError`` fallback still works."""
+    code = textwrap.dedent("""
+        from hprm_bridge import porting
+        porting.install_imports()
+        import rclpy.utilities, rclpy.serialization, rclpy.constants, rclpy.action
+        print(rclpy.utilities.__name__, rclpy.constants.S_TO_NS)
+        for name in ("rclpy.lifecycle", "rclpy.wait_for_message", "rclpy.qos_event"):
+            try:
+                __import__(name)
+            except ImportError as e:
+                print(type(e).__name__, e.name, "|", e)
+    """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    first, *errors = r.stdout.splitlines()
+    assert first == "hprm_bridge.rclpy.utilities 1000000000"
+    assert [e.split(" |")[0] for e in errors] == [
+        "ModuleNotFoundError rclpy.lifecycle", "ModuleNotFoundError rclpy.wait_for_message",
+        "ModuleNotFoundError rclpy.qos_event",
+    ]  # fmt: skip
+    assert "creates its publishers and timers in on_configure" in errors[0]
+    assert "subscribe before spin" in errors[1]
+    assert "HPRM offers rclpy's node API" in errors[2] and "hprm-ros run --bridge" in errors[2]

@@ -2,6 +2,7 @@
 reads them, large ones are decoded at the gateway so that their arrays can travel by
 shared-memory reference (hprm_bridge.raw_message). Real CDR from the type registry."""
 
+import array
 import pickle
 
 import numpy as np
@@ -51,3 +52,24 @@ def test_malformed_bytes_fail_where_they_are_decoded():
         materialize(value)
     with pytest.raises(MalformedSampleError):
         forwarded(IMAGE, _image_cdr(RAW_MAX + 1)[: RAW_MAX + 1])  # large and truncated
+
+
+def test_small_arrays_from_ros2_are_the_nodes_own_as_in_rclpy():
+    """A decoded array is a read-only view of the CDR bytes; a node's callback
+    may append to a received sequence (rclpy's are ``array.array``) or write
+    into a fixed array, so small ones are copied out, as unpickling does."""
+    reg = default_registry()
+    joints = reg.new("sensor_msgs/msg/JointState", name=["a"], position=np.array([1.0, 2.0]))
+    msg = decode(
+        "sensor_msgs/msg/JointState", bytes(reg.encode(joints, "sensor_msgs/msg/JointState"))
+    )
+    msg.position.append(3.0)
+    assert isinstance(msg.position, array.array) and list(msg.position) == [1.0, 2.0, 3.0]
+    imu = decode(
+        "sensor_msgs/msg/Imu",
+        bytes(reg.encode(reg.new("sensor_msgs/msg/Imu"), "sensor_msgs/msg/Imu")),
+    )
+    imu.orientation_covariance[0] = 1.0  # numpy, as rclpy's fixed arrays, and writable
+    assert imu.orientation_covariance.dtype == np.float64 and imu.orientation_covariance[0] == 1.0
+    big = decode(IMAGE, _image_cdr(4096))
+    assert isinstance(big.data, np.ndarray) and not big.data.flags.writeable  # no copy

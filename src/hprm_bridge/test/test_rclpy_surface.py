@@ -135,9 +135,10 @@ def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):
         assert ok.successful and node.get_parameter("rate").value == 5.0
         with pytest.raises(ParameterNotDeclaredException, match="undeclared"):
             node.set_parameters([Parameter("undeclared", value=1)])
-        hrclpy.init(args=["--ros-args", "-p", "oops"])
         with pytest.raises(ValueError, match="expects NAME:=VALUE"):
-            Node("x")
+            Node("x", cli_args=["--ros-args", "-p", "oops"])
+        with pytest.raises(ValueError, match="expects NAME:=VALUE"):
+            hrclpy.init(args=["--ros-args", "-p", "oops"])  # as rcl's init, before any node
     finally:
         hrclpy.init(args=[])
 

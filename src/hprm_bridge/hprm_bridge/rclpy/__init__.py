@@ -20,6 +20,7 @@ import threading
 from typing import Any
 
 from hprm_bridge.rclpy import logging, main_loop
+from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.logical_sleep import in_turn, leave
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.task import Future
@@ -34,9 +35,13 @@ _state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "
 
 def init(*, args: list[str] | None = None, context: Any = None, **kwargs: Any) -> None:
     """As rclpy's; ``args`` (default ``sys.argv``) may hold ``--ros-args``
-    (``-p``, ``--params-file``, ``-r``), read by every node created after."""
+    (:mod:`~hprm_bridge.rclpy.arguments`): the logging options apply now, the
+    rest (``-p``, ``--params-file``, ``-r``) to every node created after."""
+    args = list(sys.argv if args is None else args)
+    ros = parse_ros_args(args)  # bad arguments fail here, as in rcl's init
+    logging.configure(ros.log_levels, ros.log_outputs)
     _state["initialized"], _state["shutdown"] = True, False
-    _state["args"] = list(sys.argv if args is None else args)
+    _state["args"] = args
 
 
 def ok(*, context: Any = None) -> bool:

@@ -31,6 +31,7 @@ from hprm_bridge import action_ports, messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.raw_message import materialize
 from hprm_bridge.rclpy import federate_status, parameter_service, rosout
+from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.exceptions import UnsupportedError
@@ -38,7 +39,7 @@ from hprm_bridge.rclpy.graph import Graph
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameters
-from hprm_bridge.rclpy.parameter import Parameter, params_from_file, parse_ros_args
+from hprm_bridge.rclpy.parameter import Parameter, params_from_file
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
 from hprm_bridge.rclpy.rate import Rate
@@ -91,7 +92,7 @@ class Node:
 
         args = list(rclpy._state["args"]) if kwargs.get("use_global_arguments", True) else []
         ros = parse_ros_args(args + list(cli_args or []))
-        self._remaps: dict[str, str] = ros["remaps"]
+        self._remaps: dict[str, str] = ros.remaps
         node_name = self._remaps.get("__node", node_name)
         if not node_name or not node_name.replace("_", "a").isalnum():
             raise ValueError(f"invalid node name {node_name!r}: letters, digits and '_' only")
@@ -100,9 +101,9 @@ class Node:
         self._namespace = ns if ns.startswith("/") else "/" + ns
         fqn = f"{self._namespace.rstrip('/')}/{node_name}"
         overrides: dict[str, Any] = {}
-        for path in ros["params_files"]:
+        for path in ros.params_files:
             overrides.update(params_from_file(path, fqn))
-        overrides.update(ros["params"])
+        overrides.update(ros.params)
         for param in parameter_overrides or ():
             overrides[param.name] = param.value
         self._params = NodeParameters(node_name, overrides)
@@ -147,7 +148,8 @@ class Node:
                                            "federate_status")  # fmt: skip
         self._user_publishers = 0  # the node's own: pub0, pub1...
         sink = self._to_rosout if self._services else None
-        self._logger = RcutilsLogger(node_name, self._clock.now_ns, sink)
+        # rcl's node logger name: the namespace and name, dotted (/robot1/talker: robot1.talker)
+        self._logger = RcutilsLogger(fqn[1:].replace("/", "."), self._clock.now_ns, sink)
         self._sleeper: Sleeper | None = None  # callbacks that sleep in logical time (_tasks)
         self._wake = LogicalAction()
         self._finalized = False

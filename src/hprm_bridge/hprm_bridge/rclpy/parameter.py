@@ -72,37 +72,6 @@ class Parameter:
     __hash__ = None  # type: ignore[assignment]
 
 
-def parse_ros_args(args: list[str]) -> dict[str, Any]:
-    """The ``--ros-args`` part of a command line: ``params`` (name -> value),
-    ``params_files``, ``remaps`` (from -> to, including ``__ns``/``__node``)."""
-    out: dict[str, Any] = {"params": {}, "params_files": [], "remaps": {}}
-    inside = False
-    it = iter(args)
-    for a in it:
-        if a == "--ros-args":
-            inside = True
-            continue
-        if not inside:
-            continue
-        if a == "--":
-            inside = False
-        elif a in ("-p", "--param"):
-            name, sep, value = next(it, "").partition(":=")
-            if not sep:
-                raise ValueError(f"--ros-args {a} expects NAME:=VALUE, got {name!r}")
-            out["params"][name] = yaml.safe_load(value)
-        elif a == "--params-file":
-            out["params_files"].append(next(it, ""))
-        elif a in ("-r", "--remap"):
-            src, sep, dst = next(it, "").partition(":=")
-            if not sep:
-                raise ValueError(f"--ros-args {a} expects FROM:=TO, got {src!r}")
-            out["remaps"][src] = dst
-        else:
-            raise ValueError(f"unsupported --ros-args argument {a!r}")
-    return out
-
-
 def params_from_file(path: str, node_fqn: str) -> dict[str, Any]:
     """A node's parameters in a ROS 2 params YAML file, flattened with dots:
     the ``/**`` section, then the node's own, by fully qualified name (a key

@@ -43,25 +43,27 @@ CDR_BE_HEADER = b"\x00\x00\x00\x00"
 """Big-endian XCDR1 header; accepted on receive, never written."""
 
 
-def encode(store: Typestore, message: object, ros_type: str) -> memoryview:
-    """Serialize ``message`` to XCDR1 little-endian bytes, header included, zero-padded to 4.
+def encode(store: Typestore, message: object, ros_type: str, *, pad: bool = True) -> memoryview:
+    """Serialize ``message`` to XCDR1 little-endian bytes, header included, zero-padded to 4
+    as a sample on the wire (``pad=False``: unpadded, as ``rmw_serialize`` and so rclpy's
+    ``serialize_message`` give them).
 
-    The buffer is allocated once at its padded size and filled by rosbags'
+    The buffer is allocated once at its final size and filled by rosbags'
     generated serializer (what ``Typestore.serialize_cdr`` does, minus the
     padding it lacks).
     """
     msgdef = store.get_msgdef(ros_type)
     try:
-        return _encode(msgdef, message, store, ros_type)
+        return _encode(msgdef, message, store, ros_type, pad)
     except AttributeError:
         if not _has_plain_arrays(message):
             raise
-    return _encode(msgdef, _with_numpy_arrays(message), store, ros_type)
+    return _encode(msgdef, _with_numpy_arrays(message), store, ros_type, pad)
 
 
-def _encode(msgdef: Any, message: object, store: Typestore, ros_type: str) -> memoryview:
+def _encode(msgdef: Any, message: object, store: Typestore, ros_type: str, pad: bool) -> memoryview:
     size = 4 + msgdef.getsize_cdr(0, message, store)
-    buf = bytearray(size + (-size % 4))
+    buf = bytearray(size + (-size % 4 if pad else 0))
     buf[:4] = CDR_LE_HEADER
     view = memoryview(buf)
     end = msgdef.serialize_cdr_le(view[4:], 0, message, store)

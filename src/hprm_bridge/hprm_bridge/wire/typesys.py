@@ -384,9 +384,9 @@ class TypeRegistry:
             return [self._default(sub) for _ in range(count)]
         return []
 
-    def encode(self, message: Any, ros_type: str) -> memoryview:
+    def encode(self, message: Any, ros_type: str, *, pad: bool = True) -> memoryview:
         """XCDR1 bytes of ``message`` (see :mod:`.cdr`)."""
-        return cdr.encode(self.store, message, self.resolve(ros_type))
+        return cdr.encode(self.store, message, self.resolve(ros_type), pad=pad)
 
     def decode(self, raw: bytes | memoryview, ros_type: str) -> Any:
         """Message from XCDR1 bytes; raises ``MalformedSampleError`` on bad input."""

@@ -1,0 +1,127 @@
+"""The command line around a ported node, as rcl reads it (hprm_bridge.rclpy.arguments):
+``remove_ros_args`` for the node's own argparse, ``--log-level`` and the log outputs at
+``rclpy.init``, and logger levels by name. The probe node file runs under real rclpy
+too, where one is installed: the two must print the same."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hprm_bridge import rclpy
+from hprm_bridge.rclpy import logging
+from hprm_bridge.rclpy.arguments import InvalidROSArgsError, UnknownROSArgsError, parse_ros_args
+from hprm_bridge.rclpy.logging import LoggingSeverity, get_logger
+from hprm_bridge.rclpy.utilities import remove_ros_args
+
+PROBE = Path(__file__).parent / "nodes" / "arg_probe.py"
+PROBE_ARGS = ["--ros-args", "--log-level", "ns.probe.child:=debug", "--log-level", "warn"]
+
+
+@pytest.fixture(autouse=True)
+def fresh_logging():
+    yield
+    logging.clear_config()
+    rclpy.shutdown()
+
+
+def test_ros_args_sections_are_split_off_and_read():
+    a = parse_ros_args(["node", "in", "--ros-args", "-p", "gain:=[1, 2]", "-r", "__ns:=/r1",
+                        "--params-file", "p.yaml", "--log-level", "cam:=Error", "--", "out",
+                        "--ros-args", "--disable-rosout-logs", "-e", "/enclave"])  # fmt: skip
+    assert a.rest == ["node", "in", "out"]
+    assert a.params == {"gain": [1, 2]} and a.remaps == {"__ns": "/r1"}
+    assert a.params_files == ["p.yaml"] and a.log_levels == {"cam": LoggingSeverity.ERROR}
+    assert a.log_outputs == {"rosout": False}
+    assert remove_ros_args(["x", "-p", "--", "y"]) == ["x", "-p", "--", "y"]  # no section
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--ros-args", "--bogus", "-p", "a:=1", "stray"],
+     r"unknown --ros-args argument\(s\) \['--bogus', 'stray'\]"),
+    (["--ros-args", "-p"], "-p is the last argument: it needs a value"),
+    (["--ros-args", "-p", "a=1"], "-p expects NAME:=VALUE, got 'a=1'"),
+    (["--ros-args", "--remap", "a"], "--remap expects FROM:=TO"),
+    (["--ros-args", "--log-level", "cam:=loud"], "'loud' is not a severity"),
+    (["--ros-args", "--log-config-file", "log.conf"], "takes no configuration file"),
+])  # fmt: skip
+def test_what_rcl_refuses_is_refused_naming_the_argument(argv, match):
+    with pytest.raises(InvalidROSArgsError, match=match):
+        parse_ros_args(["node", *argv])
+    with pytest.raises(InvalidROSArgsError, match=match):  # rclpy.init fails as rcl's does
+        rclpy.init(args=["node", *argv])
+
+
+def test_unknown_arguments_are_listed_on_the_error():
+    with pytest.raises(UnknownROSArgsError) as e:
+        remove_ros_args(["n", "--ros-args", "--", "--ros-args", "z"])
+    assert e.value.unknown == ["z"]
+
+
+def test_an_enclave_is_refused_only_where_sros2_security_is_on(monkeypatch):
+    assert parse_ros_args(["n", "--ros-args", "--enclave", "/e"]).rest == ["n"]
+    monkeypatch.setenv("ROS_SECURITY_ENABLE", "true")
+    with pytest.raises(InvalidROSArgsError, match="SROS2 security does not apply"):
+        parse_ros_args(["n", "--ros-args", "--enclave", "/e"])
+
+
+def test_init_sets_levels_by_logger_name_with_rcutils_inheritance():
+    rclpy.init(args=["n", "--ros-args", "--log-level", "error", "--log-level", "cam:=debug"])
+    assert get_logger("cam.driver").get_effective_level() == LoggingSeverity.DEBUG
+    assert get_logger("lidar").get_effective_level() == LoggingSeverity.ERROR
+    node = rclpy.create_node("probe", namespace="/robot1")
+    assert node.get_logger().name == "robot1.probe"  # rcl's node logger name
+    node.get_logger().set_level(LoggingSeverity.INFO)  # every logger of that name, children too
+    assert get_logger("robot1.probe").get_child("x").get_effective_level() == LoggingSeverity.INFO
+    logging.set_logger_level("robot1.probe", LoggingSeverity.UNSET)
+    assert node.get_logger().get_effective_level() == LoggingSeverity.ERROR
+    with pytest.raises(RuntimeError, match="'loud' is not a logging severity"):
+        logging.get_logging_severity_from_string("loud")
+
+
+def test_disable_stdout_logs_silences_the_console_but_lines_still_count(capsys):
+    rclpy.init(args=["n", "--ros-args", "--disable-stdout-logs"])
+    assert get_logger("quiet").info("not printed") is True
+    rclpy.init(args=["n", "--ros-args", "--enable-stdout-logs"])
+    get_logger("loud").warning("printed")
+    assert re.fullmatch(r"\[WARN\] \[[0-9.]+\] \[loud\]: printed\n", capsys.readouterr().err)
+
+
+def _run_probe(real: bool) -> subprocess.CompletedProcess:
+    if real:
+        cmd = [sys.executable, str(PROBE), *PROBE_ARGS]
+    else:  # as hprm-ros run imports a node file: rclpy and the messages are HPRM's
+        code = ("import runpy, sys; from hprm_bridge import porting; porting.install_imports(); "
+                f"sys.argv = [{str(PROBE)!r}, *{PROBE_ARGS!r}]; "
+                f"runpy.run_path({str(PROBE)!r}, run_name='__main__')")  # fmt: skip
+        cmd = [sys.executable, "-c", code]
+    env = {k: v for k, v in os.environ.items() if k != "ROS_SECURITY_ENABLE"}
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+def test_the_probe_runs_ported_and_prints_what_rclpy_would():
+    r = _run_probe(real=False)
+    lines = r.stdout.splitlines()
+    assert "remove_ros_args ['prog', 'a', '--ros-args', '-p', 'b:=2', '--', 'c', '--ros-args', " \
+        "'-r', 'x:=y'] -> ['prog', 'a', 'c']" in lines  # fmt: skip
+    assert "cdr String 0001000003000000686900" in lines  # unpadded, as rmw_serialize
+    assert "sequence True [1.0, 2.0]" in lines
+    assert "logged [False, True, True, True, False]" in lines
+    assert re.sub(r"\[[0-9.]+\] ", "", r.stderr).splitlines() == [
+        "[WARN] [ns.probe]: warn line", "[ERROR] [ns.probe]: error line",
+        "[DEBUG] [ns.probe.child]: child debug line",
+    ]  # fmt: skip
+
+
+@pytest.mark.ros2
+def test_the_probe_prints_the_same_under_real_rclpy(require_ros2_cli):
+    require_ros2_cli()
+    real, ported = _run_probe(real=True), _run_probe(real=False)
+    assert ported.stdout == real.stdout
+    stamps = re.compile(r"\[[0-9.]+\] ")
+    assert stamps.sub("", ported.stderr) == stamps.sub("", real.stderr)
