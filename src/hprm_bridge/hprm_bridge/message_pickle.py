@@ -91,6 +91,11 @@ def published(value: Any) -> Any:
     return value
 
 
+def received(value: Any) -> Any:
+    """What a receiver of ``published(value)``'s value gets: the message as it was then."""
+    return value.message() if type(value) is _Published else value
+
+
 def _rebuild_flat(ros_type: str, layout: int, values: tuple[Any, ...]) -> Any:
     entry = _builders.get(ros_type)  # the common case: no import, no class lookup
     if entry is None:

@@ -348,3 +348,98 @@ def test_real_rclpy_sends_the_same_for_a_reused_message(bridge_env, stop_node):
         heard = _heard(stop_node(listener))
     assert heard and "changed after publishing" not in heard
     assert {h[-1] for h in heard} == set("abc")  # every publish, as it was then
+
+
+DESTROYER = NODES / "destroyer.py"
+DESTROYED = ["destroy_publisher True False", "destroy_subscription True False False",
+             "destroy_timer True False"]  # fmt: skip
+
+
+def _destroyer_facts(lines):
+    """What destroyer.py prints of its destroying (the same under rclpy and ported, where
+    only the order of its subscription's and its timer's lines may differ): its destroy
+    lines, the ticks its publish was refused at, what it heard, and whether the destroyed
+    timer ticked after."""
+    after_timer = lines[lines.index("destroy_timer True False") + 1 :]
+    refused = [int(x.split()[1]) for x in lines if x.startswith("REFUSED")]
+    return (sorted(x for x in lines if x.startswith("destroy_")), refused[:2],
+            all(x.endswith(" InvalidHandle") for x in lines if x.startswith("REFUSED")),
+            [x for x in lines if x.startswith("GOT")], "OTHER" in after_timer)  # fmt: skip
+
+
+FACTS = (DESTROYED, [5, 6], True, ["GOT 1", "GOT 2", "GOT 3"], False)
+
+
+def test_destroyed_entities_stop_as_under_rclpy():
+    """A federate's ports are fixed, so destroying keeps the port and stops the entity:
+    the subscription hears no more after its third message, the destroyed timer ticks no
+    more, a publish after destroy_publisher raises InvalidHandle (a RuntimeError); each
+    destroy_* is True once. The run is the same every time: the whole output is checked."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(NODES / "talker.py"),
+         str(DESTROYER), "--timeout", "10 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = re.findall(r"^\[destroyer\] ((?:GOT|OTHER|SENT|REFUSED|destroy_).*)$", r.stdout, re.M)
+    assert _destroyer_facts(lines) == FACTS
+    assert lines[:4] == ["GOT 1", "GOT 2", "OTHER", "GOT 3"]  # 10 ms: the talker's pair first
+    assert [x for x in lines if x.startswith(("SENT", "REFUSED"))] == [
+        *(f"SENT {n}" for n in range(1, 5)),
+        "REFUSED 5 InvalidHandle",
+        "REFUSED 6 InvalidHandle",
+    ]
+
+
+@pytest.mark.ros2
+def test_destroyed_entities_stop_the_same_under_real_rclpy(require_ros2_cli, read_until):
+    require_ros2_cli()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], **popen)
+    # Until STOP (Humble's spin does not return after a shutdown from a callback), then kill.
+    destroyer = subprocess.Popen([sys.executable, str(DESTROYER)], **popen)
+    try:
+        lines = [x.rstrip("\n") for x in read_until(destroyer, 120, lambda ls: "STOP\n" in ls)]
+    finally:
+        for p in (talker, destroyer):
+            p.kill()
+            p.communicate()
+    assert "STOP" in lines, lines
+    assert _destroyer_facts(lines) == FACTS
+
+
+SELF_LISTENER = NODES / "self_listener.py"
+
+
+def test_a_node_hears_what_it_publishes_on_a_topic_it_subscribes_to():
+    """As under rclpy: its own messages reach its subscription, at the same logical time
+    (one microstep on), each as it was published (the node changes it right after)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(SELF_LISTENER),
+         "--timeout", "10 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = re.findall(r"^\[self_listener\] ((?:SENT|HEARD|STOP).*)$", r.stdout, re.M)
+    times = [x.split(" at ")[1] for x in lines[:-1]]
+    assert [x.split(" at ")[0] for x in lines] == [
+        *(f"{what} {n}" for n in range(1, 6) for what in ("SENT", "HEARD")),
+        "STOP",
+    ]
+    assert times[0::2] == times[1::2] and len(set(times)) == 5, lines  # heard at its tick
+
+
+@pytest.mark.ros2
+def test_a_node_hears_what_it_publishes_under_real_rclpy_too(require_ros2_cli, read_until):
+    require_ros2_cli()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    proc = subprocess.Popen([sys.executable, str(SELF_LISTENER)], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
+    try:  # until STOP (Humble's spin does not return after a shutdown from a callback)
+        lines = read_until(proc, 120, lambda lines: "STOP\n" in lines)
+    finally:
+        proc.kill()
+        proc.communicate()
+    heard = [int(x.split()[1]) for x in lines if x.startswith("HEARD")]
+    assert heard == [1, 2, 3, 4, 5], lines

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
 from hprm_bridge.rclpy.task import Future
 
 
@@ -31,12 +31,15 @@ class Client:
         self._replies = replies  # the reply Input
         self._pending: dict[int, Future] = {}
         self._sequence = 0
+        self._destroyed = False
 
     def call_async(self, request: Any) -> Future:
         if not isinstance(request, self.srv_type.Request):
             raise TypeError(
                 f"Request must be instance of {self.srv_type.Request!r}, got {type(request)!r}"
             )  # rclpy's words
+        if self._destroyed:
+            raise InvalidHandle(f"the client of {self.srv_name}")
         self._sequence += 1
         future = Future()
         self._pending[self._sequence] = future
@@ -66,7 +69,10 @@ class Client:
                 del self._pending[seq]
 
     def destroy(self) -> None:
+        """Pending calls are forgotten (their futures never complete, as rclpy's);
+        ``call_async`` refuses from now on."""
         self._pending.clear()
+        self._destroyed = True
 
     def _receive(self) -> None:
         """The reply port's reaction: complete this client's futures."""

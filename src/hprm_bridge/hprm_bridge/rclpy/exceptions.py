@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "InvalidHandle",
     "InvalidParameterTypeException",
     "InvalidParameterValueException",
     "ParameterAlreadyDeclaredException",
@@ -19,6 +20,14 @@ __all__ = [
 class UnsupportedError(NotImplementedError):
     """A part of rclpy that HPRM federates do not offer (yet): the message
     names the call and why, instead of a silent no-op. HPRM's, not rclpy's."""
+
+
+class InvalidHandle(RuntimeError):
+    """As rclpy's: a publisher, client or timer used after its node's ``destroy_*``
+    call (or ``destroy_node``) destroyed it."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(f"{what} was destroyed: cannot use it")
 
 
 class ParameterException(Exception):

@@ -24,13 +24,12 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hprm_bridge import action_ports, messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
-from hprm_bridge.raw_message import materialize
-from hprm_bridge.rclpy import federate_status, parameter_service, rosout
+from hprm_bridge.rclpy import callbacks, federate_status, parameter_service, rosout
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
@@ -46,7 +45,6 @@ from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Handler, Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
-from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
 from hprm_core import Input, LogicalAction, Output, Reactor, Timer
 from hprm_core.errors import AssemblyError
@@ -146,7 +144,7 @@ class Node:
             publish_event(list(self._params.values.values()), [], [])  # declared so far
             self._status = self._publisher(federate_status.TOPIC, federate_status.MSG_TYPE,
                                            "federate_status")  # fmt: skip
-        self._user_publishers = 0  # the node's own: pub0, pub1...
+        self._own_publishers: list[Publisher] = []  # the node's own: ports pub0, pub1...
         sink = self._to_rosout if self._services else None
         # rcl's node logger name: the namespace and name, dotted (/robot1/talker: robot1.talker)
         self._logger = RcutilsLogger(fqn[1:].replace("/", "."), self._clock.now_ns, sink)
@@ -254,8 +252,8 @@ class Node:
     def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
         self._check_open("create_publisher")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
-        pub = self._publisher(name, ros_type, f"pub{self._user_publishers}")
-        self._user_publishers += 1
+        pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}")
+        self._own_publishers.append(pub)
         pub.qos_profile = as_profile(qos_profile)
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
         self._topics.append(("pub", name, ros_type))
@@ -356,25 +354,46 @@ class Node:
             raise TypeError(f"{name} is not a service type (pkg/srv/Name)")
         return messages.service_class(name)
 
+    # Destroying: a federate's ports are fixed, so an entity's port stays and the entity
+    # stops (a subscription's callback is not called again, a service answers no more, a
+    # publisher, client or timer refuses use with InvalidHandle), as it would under rclpy.
+    # True the first time, as rclpy's.
+
     def destroy_service(self, service: Service) -> bool:
-        return True
+        return _destroy(service)
 
     def destroy_client(self, client: Client) -> bool:
-        client.destroy()
-        return True
+        return _destroy(client)
 
     def destroy_publisher(self, publisher: Publisher) -> bool:
-        return True
+        return _destroy(publisher)
 
     def destroy_subscription(self, subscription: Subscription) -> bool:
-        return True
+        return _destroy(subscription)
 
     def destroy_timer(self, timer: TimerHandle) -> bool:
-        timer.cancel()
-        return True
+        return _destroy(timer)
 
     def destroy_node(self) -> None:
-        pass
+        """Every entity the node's code created: usually after spin returns, where it
+        changes nothing; in a callback, the node stops there."""
+        for entity in [*self._own_publishers, *self._subscriptions, *self._timers,
+                       *self.services, *self.clients]:  # fmt: skip
+            _destroy(entity)
+
+    # rclpy's entity listings: iterators, of what is not destroyed
+
+    @property
+    def publishers(self) -> Iterator[Publisher]:
+        return (p for p in self._own_publishers if not p._destroyed)
+
+    @property
+    def subscriptions(self) -> Iterator[Subscription]:
+        return (s for s in self._subscriptions if not s._destroyed)
+
+    @property
+    def timers(self) -> Iterator[TimerHandle]:
+        return (t for t in self._timers if not t._destroyed)
 
     def get_logger(self) -> RcutilsLogger:
         return self._logger
@@ -419,12 +438,16 @@ class Node:
             r.add_reaction(self._answer_calls, self._parameter_calls,
                            stp_violation=self._answer_calls, name="parameters")  # fmt: skip
             triggers.append(self._parameter_calls)
+        loops = callbacks.loopbacks(r, self._own_publishers, self._subscriptions)
         for sub in self._subscriptions:
-            r.add_reaction(self._exits(_deliver(sub)), sub._port, name=f"on_{sub._port.name}")
-            triggers.append(sub._port)
+            loop = loops.get(sub.topic_name)
+            fired_by = (sub._port,) if loop is None else (sub._port, loop)
+            r.add_reaction(self._exits(callbacks.deliver(sub, loop)), *fired_by,
+                           name=f"on_{sub._port.name}")  # fmt: skip
+            triggers.extend(t for t in fired_by if t not in triggers)
         for handle in self._timers:
             r.add_reaction(
-                self._exits(_tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
+                self._exits(callbacks.tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
             )
             triggers.append(handle._timer)
         own = {s.srv_name for s in self.services} & {c.srv_name for c in self.clients}
@@ -472,9 +495,9 @@ class Node:
             r.add_reaction(sleeper.stop, r.shutdown, name="stop_tasks")
         if self._publishers:
             r.add_reaction(
-                _flush(self._publishers),
+                callbacks.flush(self._publishers, loops),
                 *triggers,
-                effects=[p._port for p in self._publishers],
+                effects=[*(p._port for p in self._publishers), *loops.values()],
                 name="publish",
             )
         logging.getLogger("hprm.rclpy").debug(
@@ -563,34 +586,8 @@ class Node:
         return run
 
 
-def _deliver(sub: Subscription) -> Callable[[], None]:
-    def deliver() -> None:
-        for value in sub._port.value:
-            try:  # a RawMessage from ROS 2 through the gateway is decoded here
-                msg = materialize(value)
-            except MalformedSampleError as exc:
-                logging.getLogger("hprm.rclpy").warning(
-                    "dropped a malformed sample on %s: %s", sub.topic_name, exc
-                )
-                continue
-            sub.callback(msg)
-
-    return deliver
-
-
-def _tick(handle: TimerHandle) -> Callable[[], None]:
-    def tick() -> None:
-        if not handle.cancelled:
-            handle.callback()
-
-    return tick
-
-
-def _flush(publishers: list[Publisher]) -> Callable[[], None]:
-    def flush() -> None:
-        for pub in publishers:
-            if pub._queue:
-                pub._port.set(tuple(pub._queue))
-                pub._queue.clear()
-
-    return flush
+def _destroy(entity: Any) -> bool:
+    if entity._destroyed:
+        return False
+    entity.destroy()
+    return True

@@ -12,7 +12,7 @@ import contextlib
 from typing import Any
 
 from hprm_bridge.message_pickle import published
-from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Output
 from hprm_core.errors import AssemblyError
@@ -20,6 +20,7 @@ from hprm_core.errors import AssemblyError
 
 class Publisher:
     qos_profile: QoSProfile
+    _destroyed = False
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -30,7 +31,13 @@ class Publisher:
     def publish(self, msg: Any) -> None:
         """Queued until the callback ends, with its contents as they are now (as rclpy
         serializes it here: the message may be changed and published again)."""
+        if self._destroyed:
+            raise InvalidHandle(f"the publisher on {self.topic_name}")
         self._queue.append(published(msg))
+
+    def destroy(self) -> None:
+        """Its port stays (the federation's are fixed); ``publish`` refuses from now on."""
+        self._destroyed = True
 
     def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
         """A numpy array in this federate's shared-memory store, to build a large field in

@@ -18,6 +18,8 @@ Handler = Callable[[str, int, Any], None]  # (client, sequence number, request)
 class Service:
     """As rclpy's; made by ``Node.create_service``."""
 
+    _destroyed = False
+
     def __init__(
         self, srv_type: type, srv_name: str, callback: Callable[[Any, Any], Any] | None,
         requests: Any, replies: Any, handler: Handler | None = None,
@@ -30,10 +32,13 @@ class Service:
         self._handle = handler or self._call_back
 
     def destroy(self) -> None:
-        pass
+        """Its ports stay; requests from now on go unanswered, as to a server that left."""
+        self._destroyed = True
 
     def _answer(self) -> None:
         """The request port's reaction."""
+        if self._destroyed:
+            return
         for key, seq, request in self._requests.value:
             self._handle(key, seq, request)
 

@@ -12,9 +12,16 @@ from hprm_core import Input
 
 class Subscription:
     qos_profile: QoSProfile
+    _destroyed = False
 
     def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
         self.topic_name = topic
         self.msg_type = msg_type
         self._port = port
         self.callback = callback
+
+    def destroy(self) -> None:
+        """Its port stays (the federation's are fixed); its callback is not called again
+        (messages of the tag not yet delivered are dropped, as rclpy drops what a
+        destroyed subscription had not taken)."""
+        self._destroyed = True

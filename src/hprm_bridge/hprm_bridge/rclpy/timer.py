@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.rclpy.exceptions import InvalidHandle
 from hprm_core import Timer as _ReactorTimer
 
 
@@ -15,6 +16,7 @@ class TimerHandle:
         self._timer = timer
         self.callback = callback
         self.cancelled = False
+        self._destroyed = False
 
     def cancel(self) -> None:
         """As rclpy's; the timer's next firing is unscheduled too, so that a cancelled
@@ -26,8 +28,14 @@ class TimerHandle:
         return self.cancelled
 
     def reset(self) -> None:
+        if self._destroyed:
+            raise InvalidHandle(f"the timer of period {self.timer_period_ns} ns")
         self.cancelled = False
         self._timer.reset()
+
+    def destroy(self) -> None:
+        self.cancel()
+        self._destroyed = True
 
 
 Timer = TimerHandle  # rclpy's name

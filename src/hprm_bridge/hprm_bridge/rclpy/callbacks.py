@@ -1,0 +1,85 @@
+"""The reactions that run a ported node's callbacks: a subscription's for each message,
+a timer's tick, and the end-of-tag publish.
+
+A node hears its own messages on a topic it also subscribes to, as rclpy delivers them
+(``ignore_local_publications`` is off by default). A federate's ports connect to other
+federates only, so the node's own go round a logical action instead: published at a tag,
+heard one microstep later at the same logical time, each as it was when published.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from hprm_bridge.message_pickle import received
+from hprm_bridge.raw_message import materialize
+from hprm_bridge.rclpy.publisher import Publisher
+from hprm_bridge.rclpy.subscription import Subscription
+from hprm_bridge.rclpy.timer import TimerHandle
+from hprm_bridge.wire.errors import MalformedSampleError
+from hprm_core import LogicalAction, Reactor
+
+
+def loopbacks(
+    reactor: Reactor, publishers: list[Publisher], subscriptions: list[Subscription]
+) -> dict[str, LogicalAction]:
+    """One logical action (attached to ``reactor``) per topic the node both publishes
+    and subscribes to."""
+    published = {p.topic_name for p in publishers}
+    loops: dict[str, LogicalAction] = {}
+    for sub in subscriptions:
+        if sub.topic_name in published and sub.topic_name not in loops:
+            loops[sub.topic_name] = LogicalAction()
+            reactor.attach(f"loopback{len(loops) - 1}", loops[sub.topic_name])
+    return loops
+
+
+def deliver(sub: Subscription, loop: LogicalAction | None) -> Callable[[], None]:
+    """A subscription's reaction: its callback for each message of the tag, from other
+    federates (or ROS 2, still CDR: decoded here) and then the node's own."""
+
+    def deliver() -> None:
+        values = sub._port.value or ()
+        if loop is not None and loop.is_present:  # the node's own, a microstep old
+            values = (*values, *loop.value)
+        for value in values:
+            if sub._destroyed:  # by this callback, or another of the tag
+                return
+            try:  # a RawMessage from ROS 2 through the gateway is decoded here
+                msg = materialize(value)
+            except MalformedSampleError as exc:
+                logging.getLogger("hprm.rclpy").warning(
+                    "dropped a malformed sample on %s: %s", sub.topic_name, exc
+                )
+                continue
+            sub.callback(msg)
+
+    return deliver
+
+
+def tick(handle: TimerHandle) -> Callable[[], None]:
+    def tick() -> None:
+        if not handle.cancelled:
+            handle.callback()
+
+    return tick
+
+
+def flush(publishers: list[Publisher], loops: dict[str, LogicalAction]) -> Callable[[], None]:
+    """The node's last reaction of a tag: each publisher's messages of the tag onto its
+    port as one tuple (a port holds one value per tag), and onto its loopback."""
+
+    def flush() -> None:
+        own: dict[str, list[Any]] = {}
+        for pub in publishers:
+            if pub._queue:
+                pub._port.set(tuple(pub._queue))
+                if pub.topic_name in loops:
+                    own.setdefault(pub.topic_name, []).extend(received(m) for m in pub._queue)
+                pub._queue.clear()
+        for topic, messages_ in own.items():
+            loops[topic].schedule(tuple(messages_))
+
+    return flush
