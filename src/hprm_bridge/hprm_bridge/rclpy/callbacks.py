@@ -72,14 +72,17 @@ def flush(publishers: list[Publisher], loops: dict[str, LogicalAction]) -> Calla
     port as one tuple (a port holds one value per tag), and onto its loopback."""
 
     def flush() -> None:
-        own: dict[str, list[Any]] = {}
+        own: dict[str, list[Any]] | None = None  # built only for a looped-back topic
         for pub in publishers:
-            if pub._queue:
-                pub._port.set(tuple(pub._queue))
+            queue = pub._queue
+            if queue:
+                pub._port.set(tuple(queue))
                 if pub.topic_name in loops:
-                    own.setdefault(pub.topic_name, []).extend(received(m) for m in pub._queue)
-                pub._queue.clear()
-        for topic, messages_ in own.items():
-            loops[topic].schedule(tuple(messages_))
+                    own = own if own is not None else {}
+                    own.setdefault(pub.topic_name, []).extend(received(m) for m in queue)
+                queue.clear()
+        if own:
+            for topic, messages_ in own.items():
+                loops[topic].schedule(tuple(messages_))
 
     return flush
