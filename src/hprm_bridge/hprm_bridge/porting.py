@@ -41,8 +41,6 @@ GATEWAY_NAME = "ros2_gateway"
 
 # Why some of rclpy's modules are not offered, for the error a node file's import meets.
 _NOT_PORTED = {
-    "rclpy.lifecycle": "a lifecycle node creates its publishers and timers in on_configure, "
-    "after the start, and a federate's ports are fixed before its federation starts",
     "rclpy.wait_for_message": "it subscribes and blocks outside spin; in a federate, "
     "subscribe before spin and take the first message in the callback",
 }

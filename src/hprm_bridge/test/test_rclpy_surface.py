@@ -95,7 +95,10 @@ def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert re.search(r"^\[INFO\] \[\d+\.\d{9}\] \[solo\]: tick$", err, re.M), err
     assert err.count("first") == 1
-    with pytest.raises(UnsupportedError, match="create_timer after spin"):
+    with pytest.raises(
+        UnsupportedError,
+        match=r"create_timer\(0.01 s\) after spin\(\) started.*no destroyed entity",
+    ):
         node.create_timer(0.01, tick)
 
 

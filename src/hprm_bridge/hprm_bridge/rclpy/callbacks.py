@@ -36,11 +36,13 @@ def loopbacks(
     return loops
 
 
-def deliver(sub: Subscription, loop: LogicalAction | None) -> Callable[[], None]:
-    """A subscription's reaction: its callback for each message of the tag, from other
-    federates (or ROS 2, still CDR: decoded here) and then the node's own."""
+def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Callable[[], None]:
+    """The reaction of subscription ``subs[i]`` (whichever holds that place now): its
+    callback for each message of the tag, from other federates (or ROS 2, still CDR:
+    decoded here) and then the node's own."""
 
     def deliver() -> None:
+        sub = subs[i]
         values = sub._port.value or ()
         if loop is not None and loop.is_present:  # the node's own, a microstep old
             values = (*values, *loop.value)
@@ -59,8 +61,9 @@ def deliver(sub: Subscription, loop: LogicalAction | None) -> Callable[[], None]
     return deliver
 
 
-def tick(handle: TimerHandle) -> Callable[[], None]:
+def tick(timers: list[TimerHandle], i: int) -> Callable[[], None]:
     def tick() -> None:
+        handle = timers[i]
         if not handle.cancelled:
             handle.callback()
 

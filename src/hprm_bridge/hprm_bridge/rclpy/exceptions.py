@@ -30,6 +30,11 @@ class InvalidHandle(RuntimeError):
         super().__init__(f"{what} was destroyed: cannot use it")
 
 
+class RCLError(RuntimeError):
+    """rclpy's ``_rclpy.RCLError``: what rcl refuses, e.g. a lifecycle transition that
+    the node's current state does not have."""
+
+
 class ParameterException(Exception):
     def __init__(self, error_msg: str, parameters: Any, *args: Any) -> None:
         Exception.__init__(self, f"{error_msg}: {parameters}")

@@ -29,7 +29,13 @@ from typing import Any
 
 from hprm_bridge import action_ports, messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
-from hprm_bridge.rclpy import callbacks, federate_status, parameter_service, rosout
+from hprm_bridge.rclpy import (
+    federate_status,
+    late_entities,
+    node_reactor,
+    parameter_service,
+    rosout,
+)
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
@@ -249,22 +255,32 @@ class Node:
                 "before its federation starts"
             )
 
-    def create_publisher(self, msg_type: Any, topic: str, qos_profile: Any, **kw: Any) -> Publisher:
-        self._check_open("create_publisher")
+    def create_publisher(
+        self, msg_type: Any, topic: str, qos_profile: Any, *,
+        publisher_class: type[Publisher] = Publisher, **kw: Any,
+    ) -> Publisher:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
-        pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}")
-        self._own_publishers.append(pub)
+        if self._finalized:  # in the place of a destroyed one
+            i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
+            old = self._own_publishers[i]
+            pub = publisher_class(name, old._port, ros_type)
+            self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
+        else:
+            pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
+                                  publisher_class=publisher_class)  # fmt: skip
+            self._own_publishers.append(pub)
+            self._topics.append(("pub", name, ros_type))
         pub.qos_profile = as_profile(qos_profile)
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
-        self._topics.append(("pub", name, ros_type))
         return pub
 
     def _publisher(
-        self, topic: str, ros_type: str, port_name: str, boundary: bool = False
-    ) -> Publisher:
+        self, topic: str, ros_type: str, port_name: str, boundary: bool = False,
+        publisher_class: type[Publisher] = Publisher,
+    ) -> Publisher:  # fmt: skip
         port = Output(topic=topic, msg_type=ros_type, boundary=boundary)
         self._reactor.attach(port_name, port)
-        pub = Publisher(topic, port, ros_type)
+        pub = publisher_class(topic, port, ros_type)
         self._publishers.append(pub)
         return pub
 
@@ -275,24 +291,34 @@ class Node:
     def create_subscription(
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, **kw: Any
     ) -> Subscription:
-        self._check_open("create_subscription")
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
-        port = Input(topic=name, msg_type=ros_type)
-        self._reactor.attach(f"sub{len(self._subscriptions)}", port)
-        sub = Subscription(name, port, ros_type, callback)
+        if self._finalized:  # in the place of a destroyed one
+            i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
+            sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback)
+            self._subscriptions[i] = sub
+        else:
+            port = Input(topic=name, msg_type=ros_type)
+            self._reactor.attach(f"sub{len(self._subscriptions)}", port)
+            sub = Subscription(name, port, ros_type, callback)
+            self._subscriptions.append(sub)
+            self._topics.append(("sub", name, ros_type))
         sub.qos_profile = qos
-        self._subscriptions.append(sub)
-        self._topics.append(("sub", name, ros_type))
         return sub
 
     def create_timer(
         self, timer_period_sec: float, callback: Callable[..., Any], *args: Any, **kw: Any
     ) -> TimerHandle:
-        self._check_open("create_timer")
         period = round(timer_period_sec * 1_000_000_000)
         if period <= 0:
             raise ValueError(f"timer period must be > 0 s, got {timer_period_sec!r}")
+        if self._finalized:  # in the place of a destroyed one, first call one period on
+            i = late_entities.place(self._timers, "create_timer", f"{timer_period_sec} s")
+            timer = self._timers[i]._timer
+            timer.period = period
+            timer.reset()
+            handle = self._timers[i] = TimerHandle(period, timer, callback)
+            return handle
         timer = Timer(offset=period, period=period)  # rclpy: first call after one period
         self._reactor.attach(f"timer{len(self._timers)}", timer)
         handle = TimerHandle(period, timer, callback)
@@ -317,8 +343,13 @@ class Node:
     ) -> Service:  # fmt: skip
         """A service answered by ``callback`` as rclpy calls it, or by ``handler``, which
         answers each call through ``Service._reply``, then or at a later tag."""
-        self._check_open("create_service")
         name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
+        if self._finalized:  # in the place of a destroyed one
+            i = late_entities.place(self.services, "create_service", name, cls)
+            old = self.services[i]
+            service = Service(cls, name, callback, old._requests, old._replies, handler)
+            self.services[i] = service
+            return service
         # boundary: with --bridge, plain ROS 2 may call it too, beside the ported callers
         requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type,
                          boundary=True)  # fmt: skip
@@ -331,8 +362,12 @@ class Node:
         return service
 
     def create_client(self, srv_type: Any, srv_name: str, **kw: Any) -> Client:
-        self._check_open("create_client")
         name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
+        if self._finalized:  # in the place of a destroyed one
+            i = late_entities.place(self.clients, "create_client", name, cls)
+            old = self.clients[i]
+            client = self.clients[i] = Client(cls, name, old._key, old._requests, old._replies)
+            return client
         index = len(self.clients)
         requests = self._publisher(service_ports.request_topic(name), cls._hprm_type,
                                    f"client{index}_request")  # fmt: skip
@@ -429,87 +464,10 @@ class Node:
 
     def _as_reactor(self) -> Reactor:
         """The node's reactor with its reactions (once; spin() calls this)."""
-        if self._finalized:
-            return self._reactor
-        self._finalized = True
-        r = self._reactor
-        triggers: list[Any] = [r.startup]  # lines logged while the node was built
-        if self._parameter_calls is not None:
-            r.add_reaction(self._answer_calls, self._parameter_calls,
-                           stp_violation=self._answer_calls, name="parameters")  # fmt: skip
-            triggers.append(self._parameter_calls)
-        loops = callbacks.loopbacks(r, self._own_publishers, self._subscriptions)
-        for sub in self._subscriptions:
-            loop = loops.get(sub.topic_name)
-            fired_by = (sub._port,) if loop is None else (sub._port, loop)
-            r.add_reaction(self._exits(callbacks.deliver(sub, loop)), *fired_by,
-                           name=f"on_{sub._port.name}")  # fmt: skip
-            triggers.extend(t for t in fired_by if t not in triggers)
-        for handle in self._timers:
-            r.add_reaction(
-                self._exits(callbacks.tick(handle)), handle._timer, name=f"on_{handle._timer.name}"
-            )
-            triggers.append(handle._timer)
-        own = {s.srv_name for s in self.services} & {c.srv_name for c in self.clients}
-        if own:
-            raise UnsupportedError(
-                f"node {self._name} calls its own service {sorted(own)[0]}: a node's calls reach "
-                "other nodes' services only (call the service's callback directly)"
-            )
-        for service in self.services:
-            r.add_reaction(self._exits(service._answer), service._requests,
-                           name=f"on_{service._requests.name}")  # fmt: skip
-            triggers.append(service._requests)
-        for client in self.clients:
-            r.add_reaction(self._exits(client._receive), client._replies,
-                           name=f"on_{client._replies.name}")  # fmt: skip
-            triggers.append(client._replies)
-        sleeper = self._sleeper
-        if sleeper is not None:  # tasks resume after the tag's other callbacks
-            r.add_reaction(self._exits(sleeper.wake, note=False), self._wake, name="wake")
-            triggers.append(self._wake)
-            r.add_reaction(self._exits(sleeper.resume_spinners, note=False), *triggers,
-                           name="spin_once")  # fmt: skip
-        if self._services:  # /hprm/federate_status, then its last words at shutdown
-            from hprm_bridge.porting import federate_names
-
-            report = federate_status.StatusReport(*federate_names())
-
-            def status() -> None:
-                msg = report.at(r.tag)
-                if msg is not None:
-                    self._status.publish(msg)
-
-            r.add_reaction(status, *triggers, name="status")
-            r.add_reaction(lambda: self._status.publish(report.finished(r.tag)), r.shutdown,
-                           name="status_final")  # fmt: skip
-            triggers.append(r.shutdown)
-        if sleeper is not None:  # the wake-ups the tag's tasks asked for
-            wake = self._wake
-
-            def sleep_until() -> None:
-                for delay in sleeper.take_wakeups():
-                    wake.schedule(None, delay)
-
-            r.add_reaction(sleep_until, *triggers, effects=[wake], name="sleep_until")
-            r.add_reaction(sleeper.stop, r.shutdown, name="stop_tasks")
-        if self._publishers:
-            r.add_reaction(
-                callbacks.flush(self._publishers, loops),
-                *triggers,
-                effects=[*(p._port for p in self._publishers), *loops.values()],
-                name="publish",
-            )
-        logging.getLogger("hprm.rclpy").debug(
-            "node %s: %d publishers, %d subscriptions, %d timers, %d services, %d clients",
-            self._name,
-            len(self._publishers),
-            len(self._subscriptions),
-            len(self._timers),
-            len(self.services),
-            len(self.clients),
-        )
-        return r
+        if not self._finalized:
+            self._finalized = True
+            node_reactor.build(self)
+        return self._reactor
 
     def _check_connections(self, graph: Any) -> None:
         """Before the start: a client whose calls no node serves (and no gateway carries

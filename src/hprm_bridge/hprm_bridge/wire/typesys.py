@@ -78,6 +78,13 @@ _HUMBLE_SERVICES = {
         "int8 ERROR_UNKNOWN_GOAL_ID=2\nint8 ERROR_GOAL_TERMINATED=3\nint8 return_code\n"
         "action_msgs/GoalInfo[] goals_canceling\n"
     ),
+    # a lifecycle node's services (rclpy.lifecycle, lifecycle managers, ros2 lifecycle)
+    "lifecycle_msgs/srv/ChangeState": "lifecycle_msgs/Transition transition\n---\nbool success\n",
+    "lifecycle_msgs/srv/GetState": "---\nlifecycle_msgs/State current_state\n",
+    "lifecycle_msgs/srv/GetAvailableStates": "---\nlifecycle_msgs/State[] available_states\n",
+    "lifecycle_msgs/srv/GetAvailableTransitions": (
+        "---\nlifecycle_msgs/TransitionDescription[] available_transitions\n"
+    ),
 }
 _HUMBLE_ACTIONS = {  # the ROS 2 tutorials' action
     "example_interfaces/action/Fibonacci": (

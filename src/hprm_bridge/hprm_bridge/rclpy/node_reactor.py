@@ -1,0 +1,105 @@
+"""How a ported node becomes one reactor: the reactions that run its callbacks.
+
+Built once, when ``spin`` starts (after that the node's ports are the
+federation's). Each reaction finds its entity through the node's list by
+position, not by holding the entity: an entity a node creates after the
+start takes the place, and the ports, of a destroyed one like it
+(:mod:`hprm_bridge.rclpy.late_entities`), and the same reaction then runs
+the new one's callback.
+
+Order within a tag: the callbacks of subscriptions and timers (in the order
+the node created them), services, clients, then the tasks that sleep in
+logical time, the federate status, and last the publish of everything the
+tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from hprm_bridge.rclpy import callbacks, federate_status
+from hprm_bridge.rclpy.exceptions import UnsupportedError
+
+if TYPE_CHECKING:
+    from hprm_bridge.rclpy.node import Node
+
+
+def build(node: Node) -> None:
+    """Add the node's reactions to ``node._reactor``."""
+    r = node._reactor
+    triggers: list[Any] = [r.startup]  # lines logged while the node was built
+    if node._parameter_calls is not None:
+        r.add_reaction(node._answer_calls, node._parameter_calls,
+                       stp_violation=node._answer_calls, name="parameters")  # fmt: skip
+        triggers.append(node._parameter_calls)
+    loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
+    for i, sub in enumerate(node._subscriptions):
+        loop = loops.get(sub.topic_name)
+        fired_by = (sub._port,) if loop is None else (sub._port, loop)
+        r.add_reaction(node._exits(callbacks.deliver(node._subscriptions, i, loop)), *fired_by,
+                       name=f"on_{sub._port.name}")  # fmt: skip
+        triggers.extend(t for t in fired_by if t not in triggers)
+    for i, handle in enumerate(node._timers):
+        r.add_reaction(node._exits(callbacks.tick(node._timers, i)), handle._timer,
+                       name=f"on_{handle._timer.name}")  # fmt: skip
+        triggers.append(handle._timer)
+    own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
+    if own:
+        raise UnsupportedError(
+            f"node {node.get_name()} calls its own service {sorted(own)[0]}: a node's calls "
+            "reach other nodes' services only (call the service's callback directly)"
+        )
+    for i, service in enumerate(node.services):
+        r.add_reaction(node._exits(lambda i=i: node.services[i]._answer()), service._requests,
+                       name=f"on_{service._requests.name}")  # fmt: skip
+        triggers.append(service._requests)
+    for i, client in enumerate(node.clients):
+        r.add_reaction(node._exits(lambda i=i: node.clients[i]._receive()), client._replies,
+                       name=f"on_{client._replies.name}")  # fmt: skip
+        triggers.append(client._replies)
+    sleeper = node._sleeper
+    if sleeper is not None:  # tasks resume after the tag's other callbacks
+        r.add_reaction(node._exits(sleeper.wake, note=False), node._wake, name="wake")
+        triggers.append(node._wake)
+        r.add_reaction(node._exits(sleeper.resume_spinners, note=False), *triggers,
+                       name="spin_once")  # fmt: skip
+    if node._services:  # /hprm/federate_status, then its last words at shutdown
+        from hprm_bridge.porting import federate_names
+
+        report = federate_status.StatusReport(*federate_names())
+
+        def status() -> None:
+            msg = report.at(r.tag)
+            if msg is not None:
+                node._status.publish(msg)
+
+        r.add_reaction(status, *triggers, name="status")
+        r.add_reaction(lambda: node._status.publish(report.finished(r.tag)), r.shutdown,
+                       name="status_final")  # fmt: skip
+        triggers.append(r.shutdown)
+    if sleeper is not None:  # the wake-ups the tag's tasks asked for
+        wake = node._wake
+
+        def sleep_until() -> None:
+            for delay in sleeper.take_wakeups():
+                wake.schedule(None, delay)
+
+        r.add_reaction(sleep_until, *triggers, effects=[wake], name="sleep_until")
+        r.add_reaction(sleeper.stop, r.shutdown, name="stop_tasks")
+    if node._publishers:
+        r.add_reaction(
+            callbacks.flush(node._publishers, loops),
+            *triggers,
+            effects=[*(p._port for p in node._publishers), *loops.values()],
+            name="publish",
+        )
+    logging.getLogger("hprm.rclpy").debug(
+        "node %s: %d publishers, %d subscriptions, %d timers, %d services, %d clients",
+        node.get_name(),
+        len(node._publishers),
+        len(node._subscriptions),
+        len(node._timers),
+        len(node.services),
+        len(node.clients),
+    )
