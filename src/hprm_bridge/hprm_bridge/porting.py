@@ -41,8 +41,9 @@ GATEWAY_NAME = "ros2_gateway"
 
 # Why some of rclpy's modules are not offered, for the error a node file's import meets.
 _NOT_PORTED = {
-    "rclpy.wait_for_message": "it subscribes and blocks outside spin; in a federate, "
-    "subscribe before spin and take the first message in the callback",
+    "rclpy.qos_event": "QoS event callbacks (deadline missed, liveliness, incompatible "
+    "QoS) do not fire between federates, where every message is delivered in order, and "
+    "deadlines are not checked yet",
 }
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from hprm_bridge.wire.dds_config import random_domain_id
+
 NODES = Path(__file__).parent / "nodes"
 
 
@@ -280,3 +282,73 @@ def test_the_rate_loop_runs_under_real_rclpy_too():
     assert r.returncode == 0, r.stdout + r.stderr
     assert len(re.findall(r"^BEAT \d+ at \d+ got \[\]$", r.stdout, re.M)) == 2, r.stdout
     assert "END after 3 passes" in r.stdout
+
+
+WAITER = NODES / "waiter.py"
+REFUSED = ("REFUSED wait_for_message(/silence) after the node's federate started (its first "
+           "wait_for_message or spin_once started it)")  # fmt: skip
+
+
+def _waiter_lines(out):
+    return re.findall(r"^(?:\[waiter\] )?((?:FIRST|AGAIN|SILENCE|REFUSED|STOP).*)$", out, re.M)
+
+
+def test_wait_for_message_takes_the_next_message_in_logical_time():
+    """The main waits as the node's task: the first message of the talker's first pair,
+    then, subscribed again in the destroyed subscription's place, the first of the next
+    tag's; a wait on a topic not subscribed at the start is refused, naming it."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WAITER, NODES / "talker.py",
+         "--timeout", "10 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _waiter_lines(r.stdout) == ["FIRST True 1a False", "AGAIN True 2a", REFUSED, "STOP"]
+
+
+def test_wait_for_message_times_out_in_logical_time():
+    """Nobody publishes: the wait returns (False, None) at exactly its logical time limit
+    from the start, and the main's end stops the federation there."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WAITER, "--timeout", "10 s",
+         "--param", "waiter:first_wait:=0.25"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _waiter_lines(r.stdout) == ["FIRST False None True", REFUSED, "STOP"]
+    start = int(re.search(r"start time (\d+)", r.stdout).group(1))
+    stop = int(re.search(r"stop requested by waiter at Tag\(time=(\d+)", r.stdout).group(1))
+    assert stop - start == 250_000_000
+
+
+def test_wait_for_message_outside_a_main_loop_is_refused(monkeypatch):
+    from hprm_bridge import messages
+    from hprm_bridge import rclpy as hrclpy
+    from hprm_bridge.rclpy.node import Node, UnsupportedError
+    from hprm_bridge.rclpy.wait_for_message import wait_for_message
+
+    monkeypatch.setenv("HPRM_TIMEOUT", "10 ms")
+    node = Node("spun")
+    hrclpy.init()
+    hrclpy.spin(node)  # on its own, until its timeout
+    with pytest.raises(UnsupportedError, match=r"wait_for_message\(/x\) outside the node file"):
+        wait_for_message(messages.message_class("std_msgs/msg/String"), node, "x")
+
+
+@pytest.mark.ros2
+def test_wait_for_message_returns_the_same_under_real_rclpy(require_ros2_cli, read_until):
+    require_ros2_cli()
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], **popen)
+    waiter = subprocess.Popen([sys.executable, str(WAITER)], **popen)
+    try:
+        out = "".join(read_until(waiter, 120, lambda lines: "STOP\n" in lines))
+    finally:
+        for p in (talker, waiter):
+            p.kill()
+            p.communicate()
+    lines = _waiter_lines(out)
+    assert len(lines) == 4 and lines[2:] == ["SILENCE False None", "STOP"], out
+    assert re.fullmatch(r"FIRST True \d+[ab] False", lines[0]), out
+    assert re.fullmatch(r"AGAIN True \d+[ab]", lines[1]), out

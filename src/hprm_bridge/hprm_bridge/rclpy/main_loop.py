@@ -202,6 +202,11 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
         _state["shutdown"] = True
 
 
+def running_node() -> Any:
+    """The node a main loop drives (None before its first ``spin_once``)."""
+    return None if _loop is None else _loop.node
+
+
 def spin_in_thread(node: Any) -> int:
     """``rclpy.spin(node)`` called on a thread other than the main (MainLoop.spin_here);
     the federate's exit code."""
