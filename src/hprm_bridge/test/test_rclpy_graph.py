@@ -31,6 +31,10 @@ def _hprm_run(*args, env=None):
 
 
 TOPICS = [["/chatter", ["std_msgs/msg/String"]], ["/probe", ["std_msgs/msg/Int32"]]]
+SERVED = [["/graph_probe/reset", ["std_srvs/srv/Trigger"]]]
+CALLED = [["/add_two_ints", ["example_interfaces/srv/AddTwoInts"]]]
+MINE = {"services": CALLED + SERVED, "served_by_me": SERVED, "called_by_me": CALLED,
+        "my_subscriptions": TOPICS, "hidden_topics": []}  # fmt: skip
 
 
 def test_queries_answer_from_the_federation_graph():
@@ -38,19 +42,24 @@ def test_queries_answer_from_the_federation_graph():
     # in the constructor, as rclpy before discovery: the node's own endpoints
     assert _answers(out, "BUILT") == {
         "chatter_publishers": 0, "chatter_subscribers": 1, "probe_subscribers": 1,
-        "topics": TOPICS, "nodes": ["graph_probe"],
+        "topics": TOPICS, "nodes": ["graph_probe"], **MINE,
+        "talker_publishes": "NodeNameNonExistentError",
     }  # fmt: skip
     assert _answers(out, "RUNNING") == {
         "chatter_publishers": 1, "chatter_subscribers": 2, "probe_subscribers": 1,
-        "topics": TOPICS, "nodes": ["graph_probe", "listener", "talker"],
+        "topics": TOPICS, "nodes": ["graph_probe", "listener", "talker"], **MINE,
+        "talker_publishes": [["/chatter", ["std_msgs/msg/String"]]],
     }  # fmt: skip
 
 
 def test_the_gateway_stands_for_the_ros2_side_of_a_topic_it_carries(bridge_env):
-    out = _hprm_run(NODES / "graph_probe.py", "--bridge", env=bridge_env("wire"))
+    out = _hprm_run(NODES / "graph_probe.py", "--bridge", "--node-services", env=bridge_env("wire"))
     assert "/chatter (in)" in out  # no publisher inside: the gateway brings it from ROS 2
     running = _answers(out, "RUNNING")
     assert (running["chatter_publishers"], running["chatter_subscribers"]) == (1, 1)
+    # its services' ports are services to the node, not topics: the ROS 2 side's clients
+    # of ~/reset and server of /add_two_ints, which it carries
+    assert (running["services"], running["hidden_topics"]) == (CALLED + SERVED, [])
 
 
 @pytest.mark.ros2

@@ -35,6 +35,10 @@ class RCLError(RuntimeError):
     the node's current state does not have."""
 
 
+class NodeNameNonExistentError(RCLError):
+    """As rclpy's: a ``get_*_names_and_types_by_node`` query named a node the graph lacks."""
+
+
 class ParameterException(Exception):
     def __init__(self, error_msg: str, parameters: Any, *args: Any) -> None:
         Exception.__init__(self, f"{error_msg}: {parameters}")

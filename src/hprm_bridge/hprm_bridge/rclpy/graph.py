@@ -14,6 +14,11 @@ included (as rclpy counts them), and the gateway's ports where it carries the to
 to or from plain ROS 2 (one for each: the ROS 2 side's own endpoints come and go).
 Before the start (in a node's ``__init__``) and without a federation, only the node's
 own endpoints are known, as under rclpy before discovery.
+
+Services the same way: each node's servers and clients (a service's name is listed
+if a node serves or calls it, as rcl lists it), and per node with the ``*_by_node``
+queries. A node's parameter services are not among them (with ``--node-services``
+the gateway serves them to ROS 2, outside the federation graph).
 """
 
 from __future__ import annotations
@@ -21,16 +26,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
-ROS_TOPICS_LABEL = "ros_topics"  # [[kind ("pub" or "sub"), topic, type], ...] as JSON
+from hprm_bridge.rclpy.exceptions import NodeNameNonExistentError
+from hprm_bridge.service_ports import service_of
+
+# [[kind, name, type], ...] as JSON; kind: "pub", "sub" (topics), "srv", "cli" (services)
+ROS_TOPICS_LABEL = "ros_topics"
+TOPIC_KINDS, SERVICE_KINDS = ("pub", "sub"), ("srv", "cli")
+HIDDEN = "/_hprm/"  # the topics of HPRM's ports for services and parameters
 
 
 class Graph:
     """The federation's topics as one node sees them."""
 
     def __init__(self, own: list[tuple[str, str, str]], node_name: str) -> None:
-        self._own = own  # the node's (kind, topic, type), growing until the start
+        self._own = own  # the node's (kind, name, type), growing until the start
         self._node = node_name
-        self._others: list[tuple[str, str, str, str]] = []  # (node, kind, topic, type)
+        self._others: list[tuple[str, str, str, str]] = []  # (node, kind, name, type)
         self._nodes: list[str] = []
 
     def label(self) -> str:
@@ -46,27 +57,43 @@ class Graph:
                 self._nodes.append(labels[node_label])
             if fed == me or ROS_TOPICS_LABEL not in labels:
                 continue
+            node = labels.get(node_label, fed)
             for kind, topic, ros_type in json.loads(labels[ROS_TOPICS_LABEL]):
-                self._others.append((fed, kind, topic, ros_type))
+                self._others.append((node, kind, topic, ros_type))
         boundaries = set(getattr(graph, "boundaries", []))
         ports = {("pub", c.src, c.topic) for c in graph.connections if c.src_federate in boundaries}
         ports |= {
             ("sub", c.dst, c.topic) for c in graph.connections if c.dst_federate in boundaries
         }
-        self._others += [(p.split(".", 1)[0], kind, topic or "", "") for kind, p, topic in ports]
+        for kind, port, topic in ports:
+            service = service_of(topic or "")
+            if service is not None:  # the gateway stands for ROS 2's clients, or its server
+                calls = (kind == "pub") == (topic or "").endswith("/request")
+                self._others.append((port.split(".", 1)[0], "cli" if calls else "srv", service, ""))
+            elif not (topic or "").startswith(HIDDEN):  # not a port of HPRM's own
+                self._others.append((port.split(".", 1)[0], kind, topic or "", ""))
 
-    def _endpoints(self) -> list[tuple[str, str, str]]:
-        return list(self._own) + [(k, t, ty) for _, k, t, ty in self._others]
+    def _endpoints(self) -> list[tuple[str, str, str, str]]:
+        return [(self._node, k, t, ty) for k, t, ty in self._own] + self._others
 
     def count(self, kind: str, topic: str) -> int:
-        return sum(1 for k, t, _ in self._endpoints() if k == kind and t == topic)
+        return sum(1 for _, k, t, _ in self._endpoints() if k == kind and t == topic)
 
-    def topic_names_and_types(self) -> list[tuple[str, list[str]]]:
+    def names_and_types(
+        self, kinds: tuple[str, ...], node: str | None = None
+    ) -> list[tuple[str, list[str]]]:
+        """rclpy's sorted ``[(name, [types])]`` of the endpoints of ``kinds`` (of one
+        node's, by its fully qualified name; unknown: NodeNameNonExistentError)."""
+        if node is not None and node not in (self._node, *self._nodes):
+            raise NodeNameNonExistentError(
+                f"cannot get names and types for nonexistent node {node}"
+            )
         types: dict[str, set[str]] = {}
-        for _, topic, ros_type in self._endpoints():
-            entry = types.setdefault(topic, set())
-            if ros_type:
-                entry.add(ros_type)
+        for who, kind, name, ros_type in self._endpoints():
+            if kind in kinds and node in (None, who):
+                entry = types.setdefault(name, set())
+                if ros_type:
+                    entry.add(ros_type)
         return [(t, sorted(types[t])) for t in sorted(types)]
 
     def node_names_and_namespaces(self) -> list[tuple[str, str]]:

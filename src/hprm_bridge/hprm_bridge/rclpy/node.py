@@ -39,8 +39,8 @@ from hprm_bridge.rclpy import (
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
-from hprm_bridge.rclpy.exceptions import UnsupportedError
-from hprm_bridge.rclpy.graph import Graph
+from hprm_bridge.rclpy.exceptions import RCLError, UnsupportedError
+from hprm_bridge.rclpy.graph import SERVICE_KINDS, TOPIC_KINDS, Graph
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameters
@@ -120,7 +120,7 @@ class Node:
                 node_name,
             )
         self._reactor = _NodeReactor()
-        self._topics: list[tuple[str, str, str]] = []  # (pub or sub, topic, type): the graph's
+        self._topics: list[tuple[str, str, str]] = []  # (kind, name, type): rclpy/graph.py
         self._graph = Graph(self._topics, fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
@@ -358,6 +358,7 @@ class Node:
         replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
                                   f"srv{index}_reply", boundary=True)  # fmt: skip
         service = Service(cls, name, callback, requests, replies, handler)
+        self._topics.append(("srv", name, cls._hprm_type))
         self.services.append(service)
         return service
 
@@ -374,6 +375,7 @@ class Node:
         replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
         self._reactor.attach(f"client{index}_reply", replies)
         client = Client(cls, name, f"{self._unique_name()}#{index}", requests, replies)
+        self._topics.append(("cli", name, cls._hprm_type))
         self.clients.append(client)
         return client
 
@@ -445,7 +447,35 @@ class Node:
         return self._graph.count("sub", self.resolve_topic_name(topic_name))
 
     def get_topic_names_and_types(self, no_demangle: bool = False) -> list[tuple[str, list[str]]]:
-        return self._graph.topic_names_and_types()
+        return self._graph.names_and_types(TOPIC_KINDS)
+
+    def get_service_names_and_types(self) -> list[tuple[str, list[str]]]:
+        return self._graph.names_and_types(SERVICE_KINDS)
+
+    def _by_node(self, kind: str, node_name: str, node_namespace: str) -> Any:
+        if not node_namespace.startswith("/"):
+            raise RCLError(f"namespace must be absolute, it must lead with a '/': {node_namespace}")
+        return self._graph.names_and_types((kind,), f"{node_namespace.rstrip('/')}/{node_name}")
+
+    def get_publisher_names_and_types_by_node(
+        self, node_name: str, node_namespace: str, no_demangle: bool = False
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("pub", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_subscriber_names_and_types_by_node(
+        self, node_name: str, node_namespace: str, no_demangle: bool = False
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("sub", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_service_names_and_types_by_node(
+        self, node_name: str, node_namespace: str
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("srv", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_client_names_and_types_by_node(
+        self, node_name: str, node_namespace: str
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("cli", node_name, node_namespace)  # type: ignore[no-any-return]
 
     def get_node_names(self) -> list[str]:
         return [name for name, _ in self._graph.node_names_and_namespaces()]
@@ -456,9 +486,6 @@ class Node:
     _why = "the federation graph holds topics' counts and types, not endpoints' QoS"
     get_publishers_info_by_topic = _unsupported("Node.get_publishers_info_by_topic", _why)
     get_subscriptions_info_by_topic = _unsupported("Node.get_subscriptions_info_by_topic", _why)
-    get_service_names_and_types = _unsupported(
-        "Node.get_service_names_and_types", "only topics are in the graph queries yet"
-    )
 
     # -- the reactor ------------------------------------------------------------------
 

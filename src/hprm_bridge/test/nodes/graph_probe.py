@@ -1,15 +1,27 @@
 """A node that asks the ROS 2 graph (no HPRM import): in its constructor, then at its
 first timer tick (parameter period, default 0.05 s), prints what count_publishers,
 count_subscribers, the publisher's get_subscription_count, get_topic_names_and_types
-and get_node_names answer. It subscribes /chatter and publishes /probe, which it also
-subscribes itself."""
+and get_node_names answer, then the service queries and those by node. It subscribes
+/chatter and publishes /probe, which it also subscribes itself; it serves ~/reset and
+calls /add_two_ints (which nobody serves). ROS 2's own endpoints of every node
+(/rosout, /parameter_events, the parameter services) are left out of what it prints."""
 
 import contextlib
 import json
 
 import rclpy
+from example_interfaces.srv import AddTwoInts
 from rclpy.node import Node
 from std_msgs.msg import Int32, String
+from std_srvs.srv import Trigger
+
+ROS_OWN = ("/rosout", "/parameter_events", "parameter", "parameters", "parameter_types",
+           "parameters_atomically")  # fmt: skip
+
+
+def _mine(names_and_types):
+    """Leave out what every rclpy node has."""
+    return [[n, t] for n, t in names_and_types if not n.endswith(ROS_OWN)]
 
 
 class GraphProbe(Node):
@@ -18,6 +30,8 @@ class GraphProbe(Node):
         self.create_subscription(String, "chatter", lambda m: None, 10)
         self.pub = self.create_publisher(Int32, "probe", 10)
         self.create_subscription(Int32, "probe", lambda m: None, 10)
+        self.create_service(Trigger, "~/reset", lambda request, response: response)
+        self.create_client(AddTwoInts, "/add_two_ints")
         self.report("BUILT")
         self.create_timer(self.declare_parameter("period", 0.05).value, self.tick)
 
@@ -32,7 +46,19 @@ class GraphProbe(Node):
                 if name in ("/chatter", "/probe")
             ],
             "nodes": sorted(self.get_node_names()),
+            "hidden_topics": [n for n, _ in self.get_topic_names_and_types() if "/_" in n],
+            "services": _mine(self.get_service_names_and_types()),
+            "served_by_me": _mine(self.get_service_names_and_types_by_node("graph_probe", "/")),
+            "called_by_me": self.get_client_names_and_types_by_node("graph_probe", "/"),
+            "my_subscriptions": _mine(
+                self.get_subscriber_names_and_types_by_node("graph_probe", "/")
+            ),
         }
+        try:
+            talker = self.get_publisher_names_and_types_by_node("talker", "/")
+            answers["talker_publishes"] = _mine(talker)
+        except RuntimeError as e:  # rclpy's NodeNameNonExistentError
+            answers["talker_publishes"] = type(e).__name__
         print(f"{when} {json.dumps(answers, sort_keys=True)}", flush=True)
 
     def tick(self):
