@@ -39,14 +39,7 @@ ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels
 GATEWAY_NAME = "ros2_gateway"
 
 
-# Why some of rclpy's modules are not offered, for the error a node file's import meets.
-_NOT_PORTED = {
-    "rclpy.qos_event": "QoS event callbacks (deadline missed, liveliness, incompatible "
-    "QoS) do not fire between federates, where every message is delivered in order, and "
-    "deadlines are not checked yet",
-}
-
-
+# Why a module of rclpy's is missing, for the error a node file's import of it meets.
 _OFFERED = "HPRM offers rclpy's node API (node, executors, timers, services, actions, logging)"
 
 
@@ -60,9 +53,8 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             return None
         spec = importlib.util.find_spec("hprm_bridge." + fullname)
         if spec is None:
-            why = _NOT_PORTED.get(fullname, _OFFERED)
             raise ModuleNotFoundError(
-                f"{fullname} is not available in an HPRM federate: {why}. Run this node as a "
+                f"{fullname} is not available in an HPRM federate: {_OFFERED}. Run this node as a "
                 "plain ROS 2 node beside the federation (hprm-ros run --bridge) until it is.",
                 name=fullname,
             )

@@ -32,9 +32,23 @@ def _hprm_run(*args, env=None):
 
 TOPICS = [["/chatter", ["std_msgs/msg/String"]], ["/probe", ["std_msgs/msg/Int32"]]]
 SERVED = [["/graph_probe/reset", ["std_srvs/srv/Trigger"]]]
-CALLED = [["/add_two_ints", ["example_interfaces/srv/AddTwoInts"]]]
+FIBONACCI = "example_interfaces/action/Fibonacci"
+CALLED = [  # its client's service and its action client's three
+    ["/add_two_ints", ["example_interfaces/srv/AddTwoInts"]],
+    ["/fibonacci/_action/cancel_goal", ["action_msgs/srv/CancelGoal"]],
+    ["/fibonacci/_action/get_result", [f"{FIBONACCI}_GetResult"]],
+    ["/fibonacci/_action/send_goal", [f"{FIBONACCI}_SendGoal"]],
+]
+SUBSCRIBED = [
+    TOPICS[0],
+    ["/fibonacci/_action/feedback", [f"{FIBONACCI}_FeedbackMessage"]],
+    ["/fibonacci/_action/status", ["action_msgs/msg/GoalStatusArray"]],
+    TOPICS[1],
+]
 MINE = {"services": CALLED + SERVED, "served_by_me": SERVED, "called_by_me": CALLED,
-        "my_subscriptions": TOPICS, "hidden_topics": []}  # fmt: skip
+        "my_subscriptions": SUBSCRIBED, "hidden_topics": [],
+        "actions": [["/fibonacci", [FIBONACCI]]],
+        "my_action_clients": [["/fibonacci", [FIBONACCI]]]}  # fmt: skip
 
 
 def test_queries_answer_from_the_federation_graph():

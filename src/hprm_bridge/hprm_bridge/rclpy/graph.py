@@ -24,9 +24,10 @@ the gateway serves them to ROS 2, outside the federation graph).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
-from hprm_bridge.rclpy.exceptions import NodeNameNonExistentError
+from hprm_bridge.rclpy.exceptions import NodeNameNonExistentError, RCLError, UnsupportedError
 from hprm_bridge.service_ports import service_of
 
 # [[kind, name, type], ...] as JSON; kind: "pub", "sub" (topics), "srv", "cli" (services)
@@ -102,3 +103,66 @@ class Graph:
             ns, _, name = fqn.rpartition("/")
             out.append((name, ns or "/"))
         return out
+
+
+_NO_QOS = "the federation graph holds topics' counts and types, not endpoints' QoS"
+
+
+class GraphQueries:
+    """rclpy's graph queries of a Node, answered from its :class:`Graph` (``_graph``)."""
+
+    _graph: Graph
+    resolve_topic_name: Callable[[str], str]  # the Node's
+
+    def count_publishers(self, topic_name: str) -> int:
+        return self._graph.count("pub", self.resolve_topic_name(topic_name))
+
+    def count_subscribers(self, topic_name: str) -> int:
+        return self._graph.count("sub", self.resolve_topic_name(topic_name))
+
+    def get_topic_names_and_types(self, no_demangle: bool = False) -> list[tuple[str, list[str]]]:
+        return self._graph.names_and_types(TOPIC_KINDS)
+
+    def get_service_names_and_types(self) -> list[tuple[str, list[str]]]:
+        return self._graph.names_and_types(SERVICE_KINDS)
+
+    def _by_node(self, kind: str, node_name: str, node_namespace: str) -> Any:
+        if not node_namespace.startswith("/"):
+            raise RCLError(f"namespace must be absolute, it must lead with a '/': {node_namespace}")
+        return self._graph.names_and_types((kind,), f"{node_namespace.rstrip('/')}/{node_name}")
+
+    def get_publisher_names_and_types_by_node(
+        self, node_name: str, node_namespace: str, no_demangle: bool = False
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("pub", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_subscriber_names_and_types_by_node(
+        self, node_name: str, node_namespace: str, no_demangle: bool = False
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("sub", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_service_names_and_types_by_node(
+        self, node_name: str, node_namespace: str
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("srv", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_client_names_and_types_by_node(
+        self, node_name: str, node_namespace: str
+    ) -> list[tuple[str, list[str]]]:
+        return self._by_node("cli", node_name, node_namespace)  # type: ignore[no-any-return]
+
+    def get_node_names(self) -> list[str]:
+        return [name for name, _ in self._graph.node_names_and_namespaces()]
+
+    def get_node_names_and_namespaces(self) -> list[tuple[str, str]]:
+        return self._graph.node_names_and_namespaces()
+
+    def get_publishers_info_by_topic(self, topic_name: str, no_mangle: bool = False) -> Any:
+        raise UnsupportedError(
+            f"Node.get_publishers_info_by_topic is not supported in an HPRM federate: {_NO_QOS}"
+        )
+
+    def get_subscriptions_info_by_topic(self, topic_name: str, no_mangle: bool = False) -> Any:
+        raise UnsupportedError(
+            f"Node.get_subscriptions_info_by_topic is not supported in an HPRM federate: {_NO_QOS}"
+        )

@@ -30,6 +30,7 @@ from typing import Any
 from hprm_bridge import action_ports, messages, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
+    deadline,
     federate_status,
     late_entities,
     node_reactor,
@@ -39,14 +40,19 @@ from hprm_bridge.rclpy import (
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
-from hprm_bridge.rclpy.exceptions import RCLError, UnsupportedError
-from hprm_bridge.rclpy.graph import SERVICE_KINDS, TOPIC_KINDS, Graph
+from hprm_bridge.rclpy.deadline import DeadlineWatch
+from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.graph import Graph, GraphQueries
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
+from hprm_bridge.rclpy.qos_event import (
+    QoSOfferedDeadlineMissedInfo,
+    QoSRequestedDeadlineMissedInfo,
+)
 from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Handler, Service
 from hprm_bridge.rclpy.subscription import Subscription
@@ -55,14 +61,6 @@ from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
 from hprm_core import Input, LogicalAction, Output, Reactor, Timer
 from hprm_core.errors import AssemblyError
 from hprm_core.trigger import type_name
-
-
-def _unsupported(call: str, why: str) -> Callable[..., Any]:
-    def refuse(*args: Any, **kwargs: Any) -> Any:
-        raise UnsupportedError(f"{call} is not supported in an HPRM federate: {why}")
-
-    refuse.__name__ = call.rsplit(".", 1)[-1]
-    return refuse
 
 
 def _ros_type(msg_type: Any) -> str:
@@ -78,7 +76,7 @@ class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
 
 
-class Node:
+class Node(GraphQueries):
     """The subset of rclpy's Node that nodes publishing, subscribing and
     timing use; see the module docstring for what each call becomes."""
 
@@ -125,6 +123,7 @@ class Node:
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
+        self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
         self.services: list[Service] = []
         self.clients: list[Client] = []
         self._clock = Clock(self._reactor)
@@ -257,9 +256,11 @@ class Node:
 
     def create_publisher(
         self, msg_type: Any, topic: str, qos_profile: Any, *,
-        publisher_class: type[Publisher] = Publisher, **kw: Any,
+        publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None, **kw: Any,
     ) -> Publisher:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
+        qos = as_profile(qos_profile)
+        watch = self._deadline(qos, event_callbacks, QoSOfferedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
             old = self._own_publishers[i]
@@ -270,9 +271,19 @@ class Node:
                                   publisher_class=publisher_class)  # fmt: skip
             self._own_publishers.append(pub)
             self._topics.append(("pub", name, ros_type))
-        pub.qos_profile = as_profile(qos_profile)
+        pub._deadline = watch
+        pub.qos_profile = qos
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
         return pub
+
+    def _deadline(self, qos: Any, event_callbacks: Any, info: type) -> DeadlineWatch | None:
+        """A deadline watch (its timer a port of the node's reactor, so: before the start)."""
+        watch = deadline.watch(qos, event_callbacks, info)
+        if watch is not None:
+            self._check_open("create_publisher/create_subscription with a deadline callback")
+            self._reactor.attach(f"deadline{len(self._deadlines)}", watch.timer)
+            self._deadlines.append(watch)
+        return watch
 
     def _publisher(
         self, topic: str, ros_type: str, port_name: str, boundary: bool = False,
@@ -289,10 +300,12 @@ class Node:
         self._rosout.publish(log)
 
     def create_subscription(
-        self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, **kw: Any
-    ) -> Subscription:
+        self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, *,
+        event_callbacks: Any = None, **kw: Any,
+    ) -> Subscription:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
+        watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
             sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback)
@@ -303,6 +316,7 @@ class Node:
             sub = Subscription(name, port, ros_type, callback)
             self._subscriptions.append(sub)
             self._topics.append(("sub", name, ros_type))
+        sub._deadline = watch
         sub.qos_profile = qos
         return sub
 
@@ -437,55 +451,6 @@ class Node:
 
     def get_clock(self) -> Clock:
         return self._clock
-
-    # -- the graph: the federation's, fixed before the start (rclpy/graph.py says why) ----
-
-    def count_publishers(self, topic_name: str) -> int:
-        return self._graph.count("pub", self.resolve_topic_name(topic_name))
-
-    def count_subscribers(self, topic_name: str) -> int:
-        return self._graph.count("sub", self.resolve_topic_name(topic_name))
-
-    def get_topic_names_and_types(self, no_demangle: bool = False) -> list[tuple[str, list[str]]]:
-        return self._graph.names_and_types(TOPIC_KINDS)
-
-    def get_service_names_and_types(self) -> list[tuple[str, list[str]]]:
-        return self._graph.names_and_types(SERVICE_KINDS)
-
-    def _by_node(self, kind: str, node_name: str, node_namespace: str) -> Any:
-        if not node_namespace.startswith("/"):
-            raise RCLError(f"namespace must be absolute, it must lead with a '/': {node_namespace}")
-        return self._graph.names_and_types((kind,), f"{node_namespace.rstrip('/')}/{node_name}")
-
-    def get_publisher_names_and_types_by_node(
-        self, node_name: str, node_namespace: str, no_demangle: bool = False
-    ) -> list[tuple[str, list[str]]]:
-        return self._by_node("pub", node_name, node_namespace)  # type: ignore[no-any-return]
-
-    def get_subscriber_names_and_types_by_node(
-        self, node_name: str, node_namespace: str, no_demangle: bool = False
-    ) -> list[tuple[str, list[str]]]:
-        return self._by_node("sub", node_name, node_namespace)  # type: ignore[no-any-return]
-
-    def get_service_names_and_types_by_node(
-        self, node_name: str, node_namespace: str
-    ) -> list[tuple[str, list[str]]]:
-        return self._by_node("srv", node_name, node_namespace)  # type: ignore[no-any-return]
-
-    def get_client_names_and_types_by_node(
-        self, node_name: str, node_namespace: str
-    ) -> list[tuple[str, list[str]]]:
-        return self._by_node("cli", node_name, node_namespace)  # type: ignore[no-any-return]
-
-    def get_node_names(self) -> list[str]:
-        return [name for name, _ in self._graph.node_names_and_namespaces()]
-
-    def get_node_names_and_namespaces(self) -> list[tuple[str, str]]:
-        return self._graph.node_names_and_namespaces()
-
-    _why = "the federation graph holds topics' counts and types, not endpoints' QoS"
-    get_publishers_info_by_topic = _unsupported("Node.get_publishers_info_by_topic", _why)
-    get_subscriptions_info_by_topic = _unsupported("Node.get_subscriptions_info_by_topic", _why)
 
     # -- the reactor ------------------------------------------------------------------
 

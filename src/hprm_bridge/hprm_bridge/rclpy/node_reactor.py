@@ -44,6 +44,9 @@ def build(node: Node) -> None:
         r.add_reaction(node._exits(callbacks.tick(node._timers, i)), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip
         triggers.append(handle._timer)
+    for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
+        r.add_reaction(node._exits(watch.missed), watch.timer, name=f"deadline{i}_missed")
+        triggers.append(watch.timer)
     own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
     if own:
         raise UnsupportedError(

@@ -12,6 +12,7 @@ import contextlib
 from typing import Any
 
 from hprm_bridge.message_pickle import published
+from hprm_bridge.rclpy.deadline import DeadlineWatch
 from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Output
@@ -21,6 +22,7 @@ from hprm_core.errors import AssemblyError
 class Publisher:
     qos_profile: QoSProfile
     _destroyed = False
+    _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -34,6 +36,8 @@ class Publisher:
         if self._destroyed:
             raise InvalidHandle(f"the publisher on {self.topic_name}")
         self._queue.append(published(msg))
+        if self._deadline is not None:
+            self._deadline.seen()
 
     def destroy(self) -> None:
         """Its port stays (the federation's are fixed); ``publish`` refuses from now on."""

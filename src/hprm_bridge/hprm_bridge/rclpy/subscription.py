@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.rclpy.deadline import DeadlineWatch
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Input
 
@@ -13,6 +14,7 @@ from hprm_core import Input
 class Subscription:
     qos_profile: QoSProfile
     _destroyed = False
+    _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
 
     def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
         self.topic_name = topic

@@ -2,15 +2,22 @@
 first timer tick (parameter period, default 0.05 s), prints what count_publishers,
 count_subscribers, the publisher's get_subscription_count, get_topic_names_and_types
 and get_node_names answer, then the service queries and those by node. It subscribes
-/chatter and publishes /probe, which it also subscribes itself; it serves ~/reset and
-calls /add_two_ints (which nobody serves). ROS 2's own endpoints of every node
-(/rosout, /parameter_events, the parameter services) are left out of what it prints."""
+/chatter and publishes /probe, which it also subscribes itself; it serves ~/reset,
+calls /add_two_ints (which nobody serves) and is a client of the action /fibonacci.
+ROS 2's own endpoints of every node (/rosout, /parameter_events, the parameter
+services) are left out of what it prints."""
 
 import contextlib
 import json
 
 import rclpy
+from example_interfaces.action import Fibonacci
 from example_interfaces.srv import AddTwoInts
+from rclpy.action import (
+    ActionClient,
+    get_action_client_names_and_types_by_node,
+    get_action_names_and_types,
+)
 from rclpy.node import Node
 from std_msgs.msg import Int32, String
 from std_srvs.srv import Trigger
@@ -32,6 +39,7 @@ class GraphProbe(Node):
         self.create_subscription(Int32, "probe", lambda m: None, 10)
         self.create_service(Trigger, "~/reset", lambda request, response: response)
         self.create_client(AddTwoInts, "/add_two_ints")
+        self.fibonacci = ActionClient(self, Fibonacci, "fibonacci")
         self.report("BUILT")
         self.create_timer(self.declare_parameter("period", 0.05).value, self.tick)
 
@@ -46,10 +54,14 @@ class GraphProbe(Node):
                 if name in ("/chatter", "/probe")
             ],
             "nodes": sorted(self.get_node_names()),
-            "hidden_topics": [n for n, _ in self.get_topic_names_and_types() if "/_" in n],
+            "hidden_topics": [n for n, _ in self.get_topic_names_and_types() if n.startswith("/_")],
             "services": _mine(self.get_service_names_and_types()),
             "served_by_me": _mine(self.get_service_names_and_types_by_node("graph_probe", "/")),
             "called_by_me": self.get_client_names_and_types_by_node("graph_probe", "/"),
+            "actions": get_action_names_and_types(self),
+            "my_action_clients": get_action_client_names_and_types_by_node(
+                self, "graph_probe", "/"
+            ),
             "my_subscriptions": _mine(
                 self.get_subscriber_names_and_types_by_node("graph_probe", "/")
             ),

@@ -1,0 +1,111 @@
+"""``rclpy.qos_event``: the event callbacks a publisher or subscription is given
+(``event_callbacks=``).
+
+Between federates every message is delivered, in order, to every subscription of
+its topic, so of DDS's events only the **deadline** can happen: a subscription
+given ``deadline=`` in its QoS profile and a ``deadline`` callback hears, every
+deadline period with no message after its last one, ``total_count`` so far (a
+publisher the same about its own publishes). Measured in logical time
+(:mod:`hprm_bridge.rclpy.deadline`), so a missed deadline falls at the same tag in
+every run. Liveliness, incompatible-QoS and message-lost callbacks are accepted and
+never called: federates are matched by topic whatever their QoS, and nothing is lost.
+
+Example::
+
+    qos = QoSProfile(depth=10, deadline=Duration(seconds=0.1))
+    node.create_subscription(Odometry, "odom", on_odom, qos,
+                             event_callbacks=SubscriptionEventCallbacks(deadline=on_silence))
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class QoSRequestedDeadlineMissedInfo:
+    total_count: int = 0
+    total_count_change: int = 0
+
+
+@dataclass
+class QoSOfferedDeadlineMissedInfo:
+    total_count: int = 0
+    total_count_change: int = 0
+
+
+@dataclass
+class QoSLivelinessChangedInfo:
+    alive_count: int = 0
+    not_alive_count: int = 0
+    alive_count_change: int = 0
+    not_alive_count_change: int = 0
+
+
+@dataclass
+class QoSLivelinessLostInfo:
+    total_count: int = 0
+    total_count_change: int = 0
+
+
+@dataclass
+class QoSMessageLostInfo:
+    total_count: int = 0
+    total_count_change: int = 0
+
+
+@dataclass
+class QoSRequestedIncompatibleQoSInfo:
+    total_count: int = 0
+    total_count_change: int = 0
+    last_policy_kind: int = 0
+
+
+QoSOfferedIncompatibleQoSInfo = QoSRequestedIncompatibleQoSInfo
+
+
+class QoSPublisherEventType(enum.IntEnum):
+    RCL_PUBLISHER_OFFERED_DEADLINE_MISSED = 0
+    RCL_PUBLISHER_LIVELINESS_LOST = 1
+    RCL_PUBLISHER_OFFERED_INCOMPATIBLE_QOS = 2
+
+
+class QoSSubscriptionEventType(enum.IntEnum):
+    RCL_SUBSCRIPTION_REQUESTED_DEADLINE_MISSED = 0
+    RCL_SUBSCRIPTION_LIVELINESS_CHANGED = 1
+    RCL_SUBSCRIPTION_REQUESTED_INCOMPATIBLE_QOS = 2
+    RCL_SUBSCRIPTION_MESSAGE_LOST = 3
+
+
+class UnsupportedEventTypeError(Exception):
+    """As rclpy's (an event the middleware lacks); HPRM raises it for none."""
+
+
+Callback = Callable[[Any], None] | None
+
+
+class SubscriptionEventCallbacks:
+    def __init__(
+        self, *, deadline: Callback = None, incompatible_qos: Callback = None,
+        liveliness: Callback = None, message_lost: Callback = None,
+        use_default_callbacks: bool = True,
+    ) -> None:  # fmt: skip
+        self.deadline = deadline
+        self.incompatible_qos = incompatible_qos
+        self.liveliness = liveliness
+        self.message_lost = message_lost
+        self.use_default_callbacks = use_default_callbacks
+
+
+class PublisherEventCallbacks:
+    def __init__(
+        self, *, deadline: Callback = None, incompatible_qos: Callback = None,
+        liveliness: Callback = None, use_default_callbacks: bool = True,
+    ) -> None:  # fmt: skip
+        self.deadline = deadline
+        self.incompatible_qos = incompatible_qos
+        self.liveliness = liveliness
+        self.use_default_callbacks = use_default_callbacks
