@@ -250,3 +250,35 @@ def _read_until(
 def read_until() -> Callable[..., list[str]]:
     """``read_until(proc, timeout, done)``: see :func:`_read_until`."""
     return _read_until
+
+
+@pytest.fixture
+def rclpy_until_stop(require_ros2_cli: Callable[[], None]) -> Callable[..., list[str]]:
+    """``rclpy_until_stop([NODE_FILE, *args], *others)``: node files run under real rclpy
+    (where a Humble is sourced; the test skips elsewhere) in a DDS domain of their own,
+    ``others`` started first; the first one's output lines until it prints STOP (Humble's
+    ``spin`` does not return after a shutdown from a callback), then every process is
+    killed. For the tests that check a node file prints the same ported and under rclpy."""
+
+    def run(main: list[Any], *others: list[Any]) -> list[str]:
+        require_ros2_cli()
+        env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(_fresh_domain()))
+        procs = [
+            subprocess.Popen(
+                [sys.executable, *map(str, cmd)],
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+            )
+            for cmd in (*others, main)
+        ]
+        try:
+            lines = _read_until(procs[-1], 120, lambda lines: "STOP\n" in lines)
+        finally:
+            for p in procs:
+                p.kill()
+                p.communicate()
+        return [x.rstrip("\n") for x in lines]
+
+    return run

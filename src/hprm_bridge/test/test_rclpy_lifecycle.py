@@ -93,6 +93,8 @@ def test_transitions_follow_rcl_lifecycles_state_machine():
     node = Recorder()
     assert _state(node) == "unconfigured"
     assert node.trigger_configure() is OK and _state(node) == "inactive"
+    queued = node._transition_events._queue  # before the start: no logical time, 0 as rcl's
+    assert [received(e).timestamp for e in queued] == [0, 0]
     assert _events(node) == [("unconfigured", "configuring"), ("configuring", "inactive")]
     assert isinstance(node.pub, LifecyclePublisher) and not node.pub.is_activated
     node.pub.publish(Int32(data=1))  # inactive: dropped
@@ -258,18 +260,9 @@ def _expected(manual):
 
 
 @pytest.mark.ros2
-def test_the_lifecycle_node_runs_the_same_under_real_rclpy(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    proc = subprocess.Popen([sys.executable, str(TALKER), "--ros-args", "-p", "manual:=true"],
-                            env=env, text=True, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)  # fmt: skip
-    try:  # until STOP (Humble's spin does not return after a shutdown from a callback)
-        out = read_until(proc, 120, lambda lines: "STOP\n" in lines)
-    finally:
-        proc.kill()
-        proc.communicate()
-    lines = [x.rstrip("\n") for x in out if re.fullmatch(LINE, x.rstrip("\n"))]
+def test_the_lifecycle_node_runs_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([TALKER, "--ros-args", "-p", "manual:=true"])
+    lines = [x for x in out if re.fullmatch(LINE, x)]
     assert _without_pub_counts(lines) == _without_pub_counts(_expected(True)), out
 
 
@@ -289,20 +282,11 @@ def test_a_manager_node_drives_a_ported_lifecycle_node_through_its_services():
 
 
 @pytest.mark.ros2
-def test_the_manager_sees_the_same_under_real_rclpy(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    talker = subprocess.Popen([sys.executable, str(TALKER), "--ros-args", "-p", "scripted:=false",
-                               "-p", "manual:=true"], **popen)  # fmt: skip
-    manager = subprocess.Popen([sys.executable, str(MANAGER)], **popen)
-    try:
-        out = read_until(manager, 120, lambda lines: "STOP\n" in lines)
-    finally:
-        for p in (talker, manager):
-            p.kill()
-            p.communicate()
-    assert [x.rstrip("\n") for x in out if re.fullmatch(LINE, x.rstrip("\n"))] == MANAGED, out
+def test_the_manager_sees_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop(
+        [MANAGER], [TALKER, "--ros-args", "-p", "scripted:=false", "-p", "manual:=true"]
+    )
+    assert [x for x in out if re.fullmatch(LINE, x)] == MANAGED, out
 
 
 @pytest.mark.ros2

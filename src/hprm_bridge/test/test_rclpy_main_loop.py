@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from hprm_bridge.wire.dds_config import random_domain_id
-
 NODES = Path(__file__).parent / "nodes"
 
 
@@ -336,19 +334,9 @@ def test_wait_for_message_outside_a_main_loop_is_refused(monkeypatch):
 
 
 @pytest.mark.ros2
-def test_wait_for_message_returns_the_same_under_real_rclpy(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], **popen)
-    waiter = subprocess.Popen([sys.executable, str(WAITER)], **popen)
-    try:
-        out = "".join(read_until(waiter, 120, lambda lines: "STOP\n" in lines))
-    finally:
-        for p in (talker, waiter):
-            p.kill()
-            p.communicate()
-    lines = _waiter_lines(out)
+def test_wait_for_message_returns_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([WAITER], [NODES / "talker.py"])
+    lines = _waiter_lines("\n".join(out))
     assert len(lines) == 4 and lines[2:] == ["SILENCE False None", "STOP"], out
     assert re.fullmatch(r"FIRST True \d+[ab] False", lines[0]), out
     assert re.fullmatch(r"AGAIN True \d+[ab]", lines[1]), out

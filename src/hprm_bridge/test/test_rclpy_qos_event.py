@@ -2,7 +2,6 @@
 missed, measured in logical time (hprm_bridge.rclpy.deadline), checked against real
 rclpy with the same node file."""
 
-import os
 import re
 import subprocess
 import sys
@@ -16,7 +15,6 @@ from hprm_bridge.rclpy.duration import Duration
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_bridge.rclpy.qos_event import SubscriptionEventCallbacks
-from hprm_bridge.wire.dds_config import random_domain_id
 
 WATCHER = Path(__file__).parent / "nodes" / "deadline_watcher.py"
 # heard at 0, 50, 100 ms from the first; then both sides miss the 100 ms deadline each
@@ -43,21 +41,12 @@ def test_a_missed_deadline_is_called_back_at_the_same_logical_time_every_run():
 
 
 @pytest.mark.ros2
-def test_a_missed_deadline_is_called_back_the_same_under_real_rclpy(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    proc = subprocess.Popen([sys.executable, str(WATCHER)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-    try:  # until STOP (Humble's spin does not return after a shutdown from a callback)
-        out = "".join(read_until(proc, 120, lambda lines: "STOP\n" in lines))
-    finally:
-        proc.kill()
-        proc.communicate()
-
+def test_a_missed_deadline_is_called_back_the_same_under_real_rclpy(rclpy_until_stop):
     def untimed(lines):  # the wall clock's times; one instant's two misses in any order
         return sorted(x.split(" at ")[0] for x in lines)
 
-    lines = _lines(out)
+    out = rclpy_until_stop([WATCHER])
+    lines = _lines("\n".join(out))
     assert untimed(lines) == untimed(EXPECTED) and lines[-1] == "STOP", out
 
 

@@ -395,19 +395,8 @@ def test_destroyed_entities_stop_as_under_rclpy():
 
 
 @pytest.mark.ros2
-def test_destroyed_entities_stop_the_same_under_real_rclpy(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    popen = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], **popen)
-    # Until STOP (Humble's spin does not return after a shutdown from a callback), then kill.
-    destroyer = subprocess.Popen([sys.executable, str(DESTROYER)], **popen)
-    try:
-        lines = [x.rstrip("\n") for x in read_until(destroyer, 120, lambda ls: "STOP\n" in ls)]
-    finally:
-        for p in (talker, destroyer):
-            p.kill()
-            p.communicate()
+def test_destroyed_entities_stop_the_same_under_real_rclpy(rclpy_until_stop):
+    lines = rclpy_until_stop([DESTROYER], [NODES / "talker.py"])
     assert "STOP" in lines, lines
     assert _destroyer_facts(lines) == FACTS
 
@@ -434,15 +423,7 @@ def test_a_node_hears_what_it_publishes_on_a_topic_it_subscribes_to():
 
 
 @pytest.mark.ros2
-def test_a_node_hears_what_it_publishes_under_real_rclpy_too(require_ros2_cli, read_until):
-    require_ros2_cli()
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
-    proc = subprocess.Popen([sys.executable, str(SELF_LISTENER)], env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
-    try:  # until STOP (Humble's spin does not return after a shutdown from a callback)
-        lines = read_until(proc, 120, lambda lines: "STOP\n" in lines)
-    finally:
-        proc.kill()
-        proc.communicate()
+def test_a_node_hears_what_it_publishes_under_real_rclpy_too(rclpy_until_stop):
+    lines = rclpy_until_stop([SELF_LISTENER])
     heard = [int(x.split()[1]) for x in lines if x.startswith("HEARD")]
     assert heard == [1, 2, 3, 4, 5], lines

@@ -26,15 +26,32 @@ from typing import Any
 
 
 @dataclass
-class QoSRequestedDeadlineMissedInfo:
+class _Counts:
+    """What most events report: how many so far, and since the last callback."""
+
     total_count: int = 0
     total_count_change: int = 0
+
+
+class QoSRequestedDeadlineMissedInfo(_Counts):
+    pass
+
+
+class QoSOfferedDeadlineMissedInfo(_Counts):
+    pass
+
+
+class QoSLivelinessLostInfo(_Counts):
+    pass
+
+
+class QoSMessageLostInfo(_Counts):
+    pass
 
 
 @dataclass
-class QoSOfferedDeadlineMissedInfo:
-    total_count: int = 0
-    total_count_change: int = 0
+class QoSRequestedIncompatibleQoSInfo(_Counts):
+    last_policy_kind: int = 0
 
 
 @dataclass
@@ -43,25 +60,6 @@ class QoSLivelinessChangedInfo:
     not_alive_count: int = 0
     alive_count_change: int = 0
     not_alive_count_change: int = 0
-
-
-@dataclass
-class QoSLivelinessLostInfo:
-    total_count: int = 0
-    total_count_change: int = 0
-
-
-@dataclass
-class QoSMessageLostInfo:
-    total_count: int = 0
-    total_count_change: int = 0
-
-
-@dataclass
-class QoSRequestedIncompatibleQoSInfo:
-    total_count: int = 0
-    total_count_change: int = 0
-    last_policy_kind: int = 0
 
 
 QoSOfferedIncompatibleQoSInfo = QoSRequestedIncompatibleQoSInfo

@@ -73,7 +73,8 @@ class LifecycleNodeMixin(ManagedEntity):
 
     def __init__(self, *, enable_communication_interface: bool = True, **kwargs: Any) -> None:
         self._state_machine = StateMachine()
-        self._managed_entities: set[ManagedEntity] = set()
+        # in the order added (rclpy keeps a set: its order changes from run to run)
+        self._managed_entities: dict[ManagedEntity, None] = {}
         self._transition_events: Publisher | None = None
         if enable_communication_interface:
             self._lifecycle_interface()
@@ -118,7 +119,7 @@ class LifecycleNodeMixin(ManagedEntity):
     def add_managed_entity(self, entity: ManagedEntity) -> None:
         if not isinstance(entity, ManagedEntity):
             raise TypeError("Expected a rclpy.lifecycle.ManagedEntity instance.")
-        self._managed_entities.add(entity)
+        self._managed_entities[entity] = None
 
     def _change_state(self, transition_id: int) -> TransitionCallbackReturn:
         start = LifecycleState(*reversed(self._state_machine.current_state))
@@ -135,7 +136,8 @@ class LifecycleNodeMixin(ManagedEntity):
         if self._transition_events is None:
             return
         event = messages.message_class(_MSG + "TransitionEvent")()
-        event.timestamp = self._clock.now_ns()  # type: ignore[attr-defined]
+        # the tag's logical time; 0 before the start (Humble's rcl sends 0 always)
+        event.timestamp = self._clock.logical_ns() or 0  # type: ignore[attr-defined]
         event.transition.id, event.transition.label = t, label
         event.start_state.id, event.start_state.label = a, a_label
         event.goal_state.id, event.goal_state.label = b, b_label
@@ -198,11 +200,11 @@ class LifecycleNodeMixin(ManagedEntity):
                 "create_publisher() got an unexpected keyword argument 'publisher_class'"
             )
         pub = Node.create_publisher(self, *args, publisher_class=LifecyclePublisher, **kwargs)  # type: ignore[arg-type]
-        self._managed_entities.add(pub)  # type: ignore[arg-type]
+        self._managed_entities[pub] = None
         return pub  # type: ignore[return-value]
 
     def destroy_lifecycle_publisher(self, publisher: LifecyclePublisher) -> bool:
-        self._managed_entities.discard(publisher)
+        self._managed_entities.pop(publisher, None)
         return Node.destroy_publisher(self, publisher)  # type: ignore[arg-type]
 
     # -- the services -----------------------------------------------------------------
