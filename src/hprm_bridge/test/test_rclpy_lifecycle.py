@@ -339,3 +339,27 @@ def test_ros2_service_call_manages_a_ported_lifecycle_node(bridge_env, require_r
     lines = _lines(out, "lifecycle_talker")
     deactivated = lines.index("on_deactivate from active")
     assert "PUB sent" in lines[:deactivated] and set(lines[deactivated + 1 :]) == {"PUB dropped"}
+
+
+def test_a_lifecycle_node_may_join_inactive_for_its_manager_to_activate():
+    """With hprm.lifecycle_start:=inactive it is only configured as it joins: its
+    publishes are dropped until the manager's activate, at the same tag every run; a start
+    state it cannot join in is refused before the start, naming the parameter."""
+    start = "lifecycle_talker:hprm.lifecycle_start:="
+    r = _ported(TALKER, MANAGER, "--param", "lifecycle_talker:scripted:=false",
+                "--param", start + "inactive")  # fmt: skip
+    assert _lines(r.stdout, "lifecycle_manager") == [
+        "STATE inactive", "CHANGED False", "STATE inactive", "CHANGED True", "CHANGED False",
+        "AVAILABLE deactivate shutdown", "GRAPH 25", "STOP",
+    ]  # fmt: skip
+    talker = _lines(r.stdout, "lifecycle_talker")
+    activated = talker.index("on_activate from inactive")
+    # ticks at 30, 60... 180 ms; the manager's calls all answer at 200 ms, and it stops there
+    assert talker[:activated] == ["on_configure from unconfigured", *["PUB dropped"] * 6]
+    bad = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(TALKER), "--param",
+         start + "unconfigured", "--timeout", "1 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert bad.returncode != 0
+    assert "parameter hprm.lifecycle_start of /lc_talker: 'active' or 'inactive'" in bad.stdout

@@ -14,7 +14,9 @@ starts, and a lifecycle node creates its publishers, subscriptions and
 timers in ``on_configure`` (or ``on_activate``). So when ``spin`` starts,
 HPRM takes an unconfigured node through configure and activate before it
 joins, as a lifecycle manager with ``autostart`` would; the entities those
-callbacks create are the node's ports. The transitions after that work as
+callbacks create are the node's ports. With the parameter override
+``hprm.lifecycle_start:=inactive`` it joins inactive instead, for a manager
+to activate at a tag of its choosing. The transitions after that work as
 under rclpy: deactivate and activate gate its lifecycle publishers, and
 cleanup then configure may destroy and create again what the first
 configure made (a re-created entity takes the destroyed one's ports:
@@ -60,6 +62,10 @@ _MSG = "lifecycle_msgs/msg/"
 _CALLBACK_STATES = {10: "on_configure", 11: "on_cleanup", 12: "on_shutdown",
                     13: "on_activate", 14: "on_deactivate", 15: "on_error"}  # fmt: skip
 _SHUTDOWN_FROM = {"unconfigured": 5, "inactive": 6, "active": 7}
+# The state an unconfigured node joins in, "active" or "inactive" (then a manager activates
+# it): a parameter override, so a launch file or hprm-ros run --param sets it per node
+# (rclpy keeps an undeclared override and ignores it).
+START_PARAMETER = "hprm.lifecycle_start"
 
 
 class LifecycleState(NamedTuple):
@@ -246,9 +252,16 @@ class LifecycleNodeMixin(ManagedEntity):
         node: Any = self
         if not node._finalized:
             label = self._state_machine.current_state[1]
+            start = node._params._overrides.get(START_PARAMETER, "active")
+            if start not in ("active", "inactive"):
+                raise ValueError(
+                    f"parameter {START_PARAMETER} of {node.get_fully_qualified_name()}: "
+                    f"'active' or 'inactive', not {start!r} (a node joins configured: its "
+                    "ports are what its on_configure creates)"
+                )
             if label == "unconfigured":
                 self._autostart("configure", self.trigger_configure)
-            if self._state_machine.current_state[1] == "inactive":
+            if self._state_machine.current_state[1] == "inactive" and start == "active":
                 self._autostart("activate", self.trigger_activate)
             if label != self._state_machine.current_state[1]:
                 node.get_logger().info(
