@@ -15,7 +15,7 @@ import pytest
 from hprm_bridge import messages
 from hprm_bridge import rclpy as hrclpy
 from hprm_bridge.message_pickle import received
-from hprm_bridge.rclpy.exceptions import RCLError, UnsupportedError
+from hprm_bridge.rclpy.exceptions import InvalidHandle, RCLError, UnsupportedError
 from hprm_bridge.rclpy.lifecycle import (
     LifecycleNode,
     LifecyclePublisher,
@@ -181,8 +181,13 @@ def test_a_node_recreates_what_it_destroyed_after_the_start(monkeypatch):
             state["sub"] = node.create_subscription(
                 Int32, "loop", lambda m: heard.append(("b", m.data)), 10
             )
-            node.destroy_timer(state["timer"])
+            old = state["timer"]
+            node.destroy_timer(old)
             state["timer"] = node.create_timer(0.03, tick)  # its own period, from now
+            try:  # the old handle stays destroyed: it cannot cancel the new one's timer
+                old.cancel()
+            except InvalidHandle as exc:
+                refused.append(type(exc).__name__)
             try:
                 node.create_subscription(Int32, "elsewhere", print, 10)
             except UnsupportedError as exc:
@@ -195,9 +200,8 @@ def test_a_node_recreates_what_it_destroyed_after_the_start(monkeypatch):
     hrclpy.spin(node)
     assert heard == [("a", 1), ("b", 2), ("b", 3), ("b", 4)]
     assert [t - ticks[0] for t in ticks] == [0, 10_000_000, 40_000_000, 70_000_000]
-    assert (
-        len(refused) == 1 and "create_subscription(/elsewhere) after spin() started" in (refused[0])
-    )
+    assert refused[0] == "InvalidHandle" and len(refused) == 2
+    assert "create_subscription(/elsewhere) after spin() started" in refused[1]
     assert list(node.subscriptions) == [state["sub"]]
 
 

@@ -46,7 +46,7 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
         values = sub._port.value or ()
         if loop is not None and loop.is_present:  # the node's own, a microstep old
             values = (*values, *loop.value)
-        if values and sub._deadline is not None:
+        if values and sub._deadline is not None and not sub._destroyed:
             sub._deadline.seen()
         for value in values:
             if sub._destroyed:  # by this callback, or another of the tag

@@ -33,6 +33,10 @@ class DeadlineWatch:
         self.timer.cancel()
         self.timer.reset()
 
+    def stop(self) -> None:
+        """Its entity was destroyed: no more misses."""
+        self.timer.cancel()
+
     def missed(self) -> None:
         self.total_count += 1
         self._callback(self._info(total_count=self.total_count, total_count_change=1))

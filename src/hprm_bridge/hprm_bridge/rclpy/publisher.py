@@ -42,6 +42,8 @@ class Publisher:
     def destroy(self) -> None:
         """Its port stays (the federation's are fixed); ``publish`` refuses from now on."""
         self._destroyed = True
+        if self._deadline is not None:
+            self._deadline.stop()
 
     def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
         """A numpy array in this federate's shared-memory store, to build a large field in

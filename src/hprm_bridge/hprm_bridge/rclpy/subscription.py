@@ -27,3 +27,5 @@ class Subscription:
         (messages of the tag not yet delivered are dropped, as rclpy drops what a
         destroyed subscription had not taken)."""
         self._destroyed = True
+        if self._deadline is not None:
+            self._deadline.stop()

@@ -21,6 +21,8 @@ class TimerHandle:
     def cancel(self) -> None:
         """As rclpy's; the timer's next firing is unscheduled too, so that a cancelled
         timer does not move a decentralized federate's logical time."""
+        if self._destroyed:  # its reactor timer may be another handle's now (late_entities)
+            raise InvalidHandle(f"the timer of period {self.timer_period_ns} ns")
         self.cancelled = True
         self._timer.cancel()
 
