@@ -168,7 +168,7 @@ class LifecycleNodeMixin(ManagedEntity):
         return result
 
     def _managed(self, name: str, state: LifecycleState) -> TransitionCallbackReturn:
-        for entity in self._managed_entities:
+        for entity in list(self._managed_entities):  # one may add another
             result = getattr(entity, name)(state)
             if not isinstance(result, TransitionCallbackReturn):
                 raise TypeError(
