@@ -28,16 +28,25 @@ from hprm_bridge.wire import (
         ("~/cmd", "/robot", "/robot/node/cmd"),
         ("~", "/", "/node"),
         ("a/b", "robot", "/robot/a/b"),
+        ("{node}/x", "/ns", "/ns/node/x"),
+        ("{ns}/y", "/ns", "/ns/y"),
+        ("{namespace}/y", "/", "/y"),
+        ("/abs/{node}", "/ns", "/abs/node"),
     ],
 )
 def test_expand_topic_name(name, ns, expected):
     assert naming.expand_topic_name(name, "node", ns) == expected
 
 
-@pytest.mark.parametrize("bad", ["", "/", "a//b", "a/", "1abc", "a-b", "/x/9y"])
+@pytest.mark.parametrize("bad", ["", "/", "a//b", "a/", "1abc", "a-b", "/x/9y", "a~b", "~x", "{x"])
 def test_invalid_topic_names(bad):
     with pytest.raises(InvalidNameError):
         naming.expand_topic_name(bad, "node", "/")
+
+
+def test_an_unknown_substitution_is_named():
+    with pytest.raises(InvalidNameError, match=r"unknown substitution \{robot\}"):
+        naming.expand_topic_name("{robot}/x", "node", "/")
 
 
 def test_dds_names():

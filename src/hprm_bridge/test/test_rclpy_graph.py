@@ -45,10 +45,44 @@ SUBSCRIBED = [
     ["/fibonacci/_action/status", ["action_msgs/msg/GoalStatusArray"]],
     TOPICS[1],
 ]
+INF, GID = "Infinite", 24  # rmw's durations resolved; the gid's size
+DEFAULT = ["KEEP_LAST", 10, "RELIABLE", "VOLATILE", "AUTOMATIC", INF, INF, INF]
+PROBE_PUB = [
+    "PUBLISHER",
+    "/",
+    "graph_probe",
+    "std_msgs/msg/Int32",
+    GID,
+    "KEEP_LAST",
+    3,
+    "RELIABLE",
+    "TRANSIENT_LOCAL",
+    "AUTOMATIC",
+    INF,
+    "2000000000 nanoseconds",
+    INF,
+]
+PROBE_SUB = [
+    "SUBSCRIPTION",
+    "/",
+    "graph_probe",
+    "std_msgs/msg/Int32",
+    GID,
+    "KEEP_LAST",
+    5,
+    "BEST_EFFORT",
+    "VOLATILE",
+    "AUTOMATIC",
+    INF,
+    INF,
+    INF,
+]
+STRING = "std_msgs/msg/String"
+MY_ENDPOINTS = [PROBE_PUB, PROBE_SUB, ["SUBSCRIPTION", "/", "graph_probe", STRING, GID, *DEFAULT]]
 MINE = {"services": CALLED + SERVED, "served_by_me": SERVED, "called_by_me": CALLED,
         "my_subscriptions": SUBSCRIBED, "hidden_topics": [],
         "actions": [["/fibonacci", [FIBONACCI]]],
-        "my_action_clients": [["/fibonacci", [FIBONACCI]]]}  # fmt: skip
+        "my_action_clients": [["/fibonacci", [FIBONACCI]]], "dds_named": 1}  # fmt: skip
 
 
 def test_queries_answer_from_the_federation_graph():
@@ -57,12 +91,15 @@ def test_queries_answer_from_the_federation_graph():
     assert _answers(out, "BUILT") == {
         "chatter_publishers": 0, "chatter_subscribers": 1, "probe_subscribers": 1,
         "topics": TOPICS, "nodes": ["graph_probe"], **MINE,
-        "talker_publishes": "NodeNameNonExistentError",
+        "talker_publishes": "NodeNameNonExistentError", "endpoints": MY_ENDPOINTS,
     }  # fmt: skip
     assert _answers(out, "RUNNING") == {
         "chatter_publishers": 1, "chatter_subscribers": 2, "probe_subscribers": 1,
         "topics": TOPICS, "nodes": ["graph_probe", "listener", "talker"], **MINE,
         "talker_publishes": [["/chatter", ["std_msgs/msg/String"]]],
+        # each endpoint's QoS as the node asked for it, as rmw_cyclonedds reports it
+        "endpoints": sorted([*MY_ENDPOINTS, ["PUBLISHER", "/", "talker", STRING, GID, *DEFAULT],
+                             ["SUBSCRIPTION", "/", "listener", STRING, GID, *DEFAULT]]),
     }  # fmt: skip
 
 
@@ -74,6 +111,11 @@ def test_the_gateway_stands_for_the_ros2_side_of_a_topic_it_carries(bridge_env):
     # its services' ports are services to the node, not topics: the ROS 2 side's clients
     # of ~/reset and server of /add_two_ints, which it carries
     assert (running["services"], running["hidden_topics"]) == (CALLED + SERVED, [])
+    # the gateway's endpoint stands for ROS 2's publishers of /chatter, which come and go:
+    # the topic's type, an unknown QoS
+    unknown = ["UNKNOWN", 0, "UNKNOWN", "UNKNOWN", "UNKNOWN", *["0 nanoseconds"] * 3]
+    gateway = ["PUBLISHER", "/", "ros2_gateway", STRING, GID, *unknown]
+    assert running["endpoints"] == sorted([*MY_ENDPOINTS, gateway])
 
 
 @pytest.mark.ros2
@@ -95,3 +137,50 @@ def test_plain_ros2_answers_the_same_once_discovery_has_settled(bridge_env, stop
             stop_node(p)
     assert probe.returncode == 0, probe.stdout + probe.stderr
     assert _answers(probe.stdout, "RUNNING") == _answers(_hprm_run(*FILES), "RUNNING")
+
+
+def _endpoint_probe(hprm):
+    probe = NODES / "endpoint_qos_probe.py"
+    prelude = "from hprm_bridge import porting; porting.install_imports(); " if hprm else ""
+    code = f"import runpy; {prelude}runpy.run_path({str(probe)!r}, run_name='__main__')"
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def _qos_lines(infos):
+    return [[line.strip() for line in info if line.startswith("  ")] for info in infos]
+
+
+def test_endpoint_infos_give_each_endpoints_qos_as_rmw_reports_it():
+    got = _endpoint_probe(hprm=True)
+    pub, sub = _qos_lines(got["system_default"])  # the policies DDS applies for "default"
+    assert pub == sub == ["Reliability: RELIABLE", "History (Depth): KEEP_LAST (1)",
+                          "Durability: VOLATILE", f"Lifespan: {INF}", f"Deadline: {INF}",
+                          "Liveliness: AUTOMATIC", f"Liveliness lease duration: {INF}"]  # fmt: skip
+    assert [q[1] for q in _qos_lines(got["keep_all"])] == ["History (Depth): KEEP_ALL"] * 2
+    assert [q[1] for q in _qos_lines(got["depth_zero"])] == ["History (Depth): KEEP_LAST (1)"] * 2
+    pub, sub = _qos_lines(got["manual"])  # a lifespan is the publisher's only
+    assert (pub[3], sub[3]) == ("Lifespan: 5 nanoseconds", f"Lifespan: {INF}")
+    assert pub[5:] == sub[5:] == ["Liveliness: MANUAL_BY_TOPIC",
+                                  "Liveliness lease duration: 3000000000 nanoseconds"]  # fmt: skip
+    assert got["system_default"][0][:4] == ["Node name: qos_probe", "Node namespace: /robot",
+                                            "Topic type: std_msgs/msg/String",
+                                            "Endpoint type: PUBLISHER"]  # fmt: skip
+    assert (got["nobody"], got["dds_name"]) == (0, 1)
+    assert got["resolved"] == ["/robot/qos_probe/x", "/robot/qos_probe", "/robot/y", "/robot/z"]
+    refused = got["refused"]
+    assert refused.pop("info") == "ValueError"
+    kinds = {"publisher": "TopicName", "digit": "TopicName", "slash": "TopicName",
+             "tilde": "TopicName", "service": "ServiceName", "client": "ServiceName",
+             "node": "NodeName", "namespace": "Namespace"}  # fmt: skip
+    for what, kind in kinds.items():
+        assert refused[what] == ["NameValidationException", f"Invalid{kind}Exception"], what
+
+
+@pytest.mark.ros2
+def test_endpoint_infos_and_names_match_real_rclpy():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    assert _endpoint_probe(hprm=True) == _endpoint_probe(hprm=False)

@@ -158,7 +158,9 @@ def test_the_services_answer_as_rcls_and_refuse_what_the_state_lacks():
     assert names == {f"/rec/{n}" for n in ("change_state", "get_state", "get_available_states",
                                            "get_available_transitions",
                                            "get_transition_graph")}  # fmt: skip
-    assert ("pub", "/rec/transition_event", "lifecycle_msgs/msg/TransitionEvent") in node._topics
+    (events,) = node.get_publishers_info_by_topic("~/transition_event")
+    assert events.topic_type == "lifecycle_msgs/msg/TransitionEvent"
+    assert events.qos_profile.depth == 10
 
 
 def test_a_node_recreates_what_it_destroyed_after_the_start(monkeypatch):

@@ -15,6 +15,7 @@ import pytest
 from hprm_bridge import messages
 from hprm_bridge import rclpy as hrclpy
 from hprm_bridge.rclpy.duration import Duration
+from hprm_bridge.rclpy.exceptions import InvalidNodeNameException, InvalidTopicNameException
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.time import Time
 from hprm_bridge.wire.dds_config import random_domain_id
@@ -49,8 +50,11 @@ def test_topic_names_resolve_as_in_ros_2():
     assert node.resolve_topic_name("/abs") == "/abs"
     assert node.resolve_topic_name("~/debug") == "/robot1/cam/debug"
     assert Node("n").resolve_topic_name("x") == "/x"
-    with pytest.raises(ValueError, match="invalid node name"):
+    assert node.resolve_topic_name("{node}/info") == "/robot1/cam/info"
+    with pytest.raises(InvalidNodeNameException, match=r"Invalid node name: .*\n  'bad-name'"):
         Node("bad-name")
+    with pytest.raises(InvalidTopicNameException, match=r"unknown substitution \{robot\}"):
+        node.create_publisher(String, "{robot}/x", 10)
 
 
 def _refusal(call, *args):
@@ -63,8 +67,6 @@ def _refusal(call, *args):
 
 def test_what_is_not_offered_says_so_by_name_and_counts_before_the_start():
     node = Node("n")
-    with pytest.raises(UnsupportedError, match=r"Node\.get_publishers_info_by_topic is not s"):
-        node.get_publishers_info_by_topic("/t")
     refused = []  # spin_once drives the node from the node file's main thread only
     worker = threading.Thread(target=lambda: refused.append(_refusal(hrclpy.spin_once, node)))
     worker.start()
@@ -288,6 +290,20 @@ TIME_QOS = [
     "QoSProfile(history=HistoryPolicy.KEEP_LAST)",
     "QoSProfile(history=HistoryPolicy.KEEP_ALL).history.name",
     "QoSProfile(depth=3) == QoSProfile(depth=3)",
+    "str(QoSProfile(depth=3))",
+    "str(qos.qos_profile_unknown)",
+    "str(qos.qos_profile_parameter_events)",
+    "str(qos.qos_profile_action_status_default)",
+    "qos.QoSPresetProfiles.get_from_short_key('sensor_data') == qos_profile_sensor_data",
+    "qos.QoSPresetProfiles.short_keys()",
+    "qos.QoSReliabilityPolicy.BEST_EFFORT.short_key",
+    "qos.QoSDurabilityPolicy is DurabilityPolicy",
+    "qos.ReliabilityPolicy.short_keys()",
+    "qos.HistoryPolicy.get_from_short_key('KEEP_all')",
+    "qos.qos_policy_name_from_kind(qos.QoSPolicyKind.DEADLINE)",
+    "str(duration.Infinite)",
+    "str(Duration(seconds=2))",
+    "repr(Duration(seconds=2))",
 ]
 
 

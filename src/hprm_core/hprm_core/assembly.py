@@ -25,7 +25,9 @@ from hprm_core.transport import Connection, Frame
 log = logging.getLogger("hprm.rti")
 
 _PORT_KEYS = {"port": str, "direction": str, "topic": str}
-MAX_LABELS, MAX_LABEL = 16, 1024  # a federate's labels: how many, and each key + value
+# a federate's labels: how many, and each key + value (a ported node's endpoints, with their
+# QoS, take ~60 characters each; the whole hello is under transport.EAGER_BUFFER)
+MAX_LABELS, MAX_LABEL = 16, 16 * 1024
 
 
 #: what a boundary federate may take: the directions of the ports it gets

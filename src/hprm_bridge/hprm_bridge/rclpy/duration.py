@@ -39,4 +39,11 @@ class Duration:
         return hash(self._ns)
 
     def __repr__(self) -> str:
-        return f"<Duration(nanoseconds={self._ns})>"
+        return f"Duration(nanoseconds={self._ns})"
+
+    def __str__(self) -> str:
+        return "Infinite" if self == Infinite else f"{self._ns} nanoseconds"
+
+
+# rmw's RMW_DURATION_INFINITE: what a zero ("default") QoS duration resolves to
+Infinite = Duration(nanoseconds=2**63 - 1)

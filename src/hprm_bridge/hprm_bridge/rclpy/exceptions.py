@@ -7,8 +7,13 @@ from typing import Any
 
 __all__ = [
     "InvalidHandle",
+    "InvalidNamespaceException",
+    "InvalidNodeNameException",
     "InvalidParameterTypeException",
     "InvalidParameterValueException",
+    "InvalidServiceNameException",
+    "InvalidTopicNameException",
+    "NameValidationException",
     "ParameterAlreadyDeclaredException",
     "ParameterException",
     "ParameterImmutableException",
@@ -33,6 +38,35 @@ class InvalidHandle(RuntimeError):
 class RCLError(RuntimeError):
     """rclpy's ``_rclpy.RCLError``: what rcl refuses, e.g. a lifecycle transition that
     the node's current state does not have."""
+
+
+class NameValidationException(ValueError):
+    """As rclpy's: a node name, namespace, topic or service name that ROS 2 refuses.
+    A ValueError too (rclpy's graph queries raise that for a malformed topic)."""
+
+    def __init__(self, name_type: str, name: str, error_msg: str, invalid_index: int = 0) -> None:
+        super().__init__(f"Invalid {name_type}: {error_msg}:\n  '{name}'\n   "
+                         f"{' ' * invalid_index}^")  # fmt: skip
+
+
+class InvalidNamespaceException(NameValidationException):
+    def __init__(self, name: str, error_msg: str, invalid_index: int = 0) -> None:
+        super().__init__("namespace", name, error_msg, invalid_index)
+
+
+class InvalidNodeNameException(NameValidationException):
+    def __init__(self, name: str, error_msg: str, invalid_index: int = 0) -> None:
+        super().__init__("node name", name, error_msg, invalid_index)
+
+
+class InvalidTopicNameException(NameValidationException):
+    def __init__(self, name: str, error_msg: str, invalid_index: int = 0) -> None:
+        super().__init__("topic name", name, error_msg, invalid_index)
+
+
+class InvalidServiceNameException(NameValidationException):
+    def __init__(self, name: str, error_msg: str, invalid_index: int = 0) -> None:
+        super().__init__("service name", name, error_msg, invalid_index)
 
 
 class NodeNameNonExistentError(RCLError):

@@ -27,27 +27,42 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from hprm_bridge.rclpy.exceptions import NodeNameNonExistentError, RCLError, UnsupportedError
+from hprm_bridge.rclpy.exceptions import (
+    NameValidationException,
+    NodeNameNonExistentError,
+    RCLError,
+)
+from hprm_bridge.rclpy.qos import QoSProfile
+from hprm_bridge.rclpy.topic_endpoint_info import TopicEndpointInfo, endpoint_info, qos_fields
 from hprm_bridge.service_ports import service_of
 
-# [[kind, name, type], ...] as JSON; kind: "pub", "sub" (topics), "srv", "cli" (services)
+# [[kind, name, type(, qos)], ...] as JSON; kind: "pub", "sub" (topics, with their QoS:
+# topic_endpoint_info.qos_fields), "srv", "cli" (services)
 ROS_TOPICS_LABEL = "ros_topics"
 TOPIC_KINDS, SERVICE_KINDS = ("pub", "sub"), ("srv", "cli")
 HIDDEN = "/_hprm/"  # the topics of HPRM's ports for services and parameters
+
+_Own = tuple[str, str, str, "list[int] | None"]  # (kind, name, type, qos)
+_Endpoint = tuple[str, str, str, str, "list[int] | None"]  # (node, kind, name, type, qos)
 
 
 class Graph:
     """The federation's topics as one node sees them."""
 
-    def __init__(self, own: list[tuple[str, str, str]], node_name: str) -> None:
-        self._own = own  # the node's (kind, name, type), growing until the start
+    def __init__(self, node_name: str) -> None:
+        self._own: list[_Own] = []  # the node's endpoints, growing until the start
         self._node = node_name
-        self._others: list[tuple[str, str, str, str]] = []  # (node, kind, name, type)
+        self._others: list[_Endpoint] = []
         self._nodes: list[str] = []
+
+    def add(self, kind: str, name: str, ros_type: str, qos: QoSProfile | None = None) -> None:
+        """One of the node's own endpoints (a topic's with its QoS), before the start."""
+        self._own.append((kind, name, ros_type, None if qos is None else qos_fields(qos)))
 
     def label(self) -> str:
         """What the node tells the federation of itself."""
-        return json.dumps([list(e) for e in self._own])
+        return json.dumps([list(e[:3]) if e[3] is None else list(e) for e in self._own],
+                          separators=(",", ":"))  # fmt: skip
 
     def learn(self, graph: Any, me: str, node_label: str) -> None:
         """From the federation graph the RTI sent, before the start."""
@@ -59,8 +74,8 @@ class Graph:
             if fed == me or ROS_TOPICS_LABEL not in labels:
                 continue
             node = labels.get(node_label, fed)
-            for kind, topic, ros_type in json.loads(labels[ROS_TOPICS_LABEL]):
-                self._others.append((node, kind, topic, ros_type))
+            for kind, topic, ros_type, *qos in json.loads(labels[ROS_TOPICS_LABEL]):
+                self._others.append((node, kind, topic, ros_type, qos[0] if qos else None))
         boundaries = set(getattr(graph, "boundaries", []))
         ports = {("pub", c.src, c.topic) for c in graph.connections if c.src_federate in boundaries}
         ports |= {
@@ -70,15 +85,28 @@ class Graph:
             service = service_of(topic or "")
             if service is not None:  # the gateway stands for ROS 2's clients, or its server
                 calls = (kind == "pub") == (topic or "").endswith("/request")
-                self._others.append((port.split(".", 1)[0], "cli" if calls else "srv", service, ""))
+                gateway = (port.split(".", 1)[0], "cli" if calls else "srv", service, "", None)
+                self._others.append(gateway)
             elif not (topic or "").startswith(HIDDEN):  # not a port of HPRM's own
-                self._others.append((port.split(".", 1)[0], kind, topic or "", ""))
+                self._others.append((port.split(".", 1)[0], kind, topic or "", "", None))
 
-    def _endpoints(self) -> list[tuple[str, str, str, str]]:
-        return [(self._node, k, t, ty) for k, t, ty in self._own] + self._others
+    def _endpoints(self) -> list[_Endpoint]:
+        return [(self._node, *e) for e in self._own] + self._others
 
     def count(self, kind: str, topic: str) -> int:
-        return sum(1 for _, k, t, _ in self._endpoints() if k == kind and t == topic)
+        return sum(1 for _, k, t, _, _ in self._endpoints() if k == kind and t == topic)
+
+    def info(self, kind: str, topic: str) -> list[TopicEndpointInfo]:
+        """rclpy's endpoint infos of a topic's publishers or subscriptions. The gateway's
+        carry the type of the topic's other endpoints (its ports are untyped) and an
+        unknown QoS: they stand for the plain ROS 2 side's, which come and go."""
+        ends = [e for e in self._endpoints() if e[1] == kind and e[2] == topic]
+        known = {e[3] for e in self._endpoints() if e[2] == topic and e[3]}
+        typed = next(iter(known)) if len(known) == 1 else ""
+        return [
+            endpoint_info(node if node.startswith("/") else f"/{node}", k, t, ty or typed, q, i)
+            for i, (node, k, t, ty, q) in enumerate(ends)
+        ]
 
     def names_and_types(
         self, kinds: tuple[str, ...], node: str | None = None
@@ -90,7 +118,7 @@ class Graph:
                 f"cannot get names and types for nonexistent node {node}"
             )
         types: dict[str, set[str]] = {}
-        for who, kind, name, ros_type in self._endpoints():
+        for who, kind, name, ros_type, _ in self._endpoints():
             if kind in kinds and node in (None, who):
                 entry = types.setdefault(name, set())
                 if ros_type:
@@ -103,9 +131,6 @@ class Graph:
             ns, _, name = fqn.rpartition("/")
             out.append((name, ns or "/"))
         return out
-
-
-_NO_QOS = "the federation graph holds topics' counts and types, not endpoints' QoS"
 
 
 class GraphQueries:
@@ -157,12 +182,21 @@ class GraphQueries:
     def get_node_names_and_namespaces(self) -> list[tuple[str, str]]:
         return self._graph.node_names_and_namespaces()
 
-    def get_publishers_info_by_topic(self, topic_name: str, no_mangle: bool = False) -> Any:
-        raise UnsupportedError(
-            f"Node.get_publishers_info_by_topic is not supported in an HPRM federate: {_NO_QOS}"
-        )
+    def get_publishers_info_by_topic(
+        self, topic_name: str, no_mangle: bool = False
+    ) -> list[TopicEndpointInfo]:
+        return self._graph.info("pub", self._info_topic(topic_name, no_mangle))
 
-    def get_subscriptions_info_by_topic(self, topic_name: str, no_mangle: bool = False) -> Any:
-        raise UnsupportedError(
-            f"Node.get_subscriptions_info_by_topic is not supported in an HPRM federate: {_NO_QOS}"
-        )
+    def get_subscriptions_info_by_topic(
+        self, topic_name: str, no_mangle: bool = False
+    ) -> list[TopicEndpointInfo]:
+        return self._graph.info("sub", self._info_topic(topic_name, no_mangle))
+
+    def _info_topic(self, topic_name: str, no_mangle: bool) -> str:
+        """``no_mangle``: a DDS topic name (``rt/chatter`` is ROS 2's ``/chatter``)."""
+        if no_mangle:
+            return topic_name[2:] if topic_name.startswith("rt/") else ""
+        try:
+            return self.resolve_topic_name(topic_name)
+        except NameValidationException as exc:  # rclpy's query raises a plain ValueError
+            raise ValueError(f"topic name {topic_name!r} is invalid: {exc}") from None

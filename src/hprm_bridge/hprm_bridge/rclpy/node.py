@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -41,7 +42,14 @@ from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.deadline import DeadlineWatch
-from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.exceptions import (
+    InvalidNamespaceException,
+    InvalidNodeNameException,
+    InvalidServiceNameException,
+    InvalidTopicNameException,
+    NameValidationException,
+    UnsupportedError,
+)
 from hprm_bridge.rclpy.graph import Graph, GraphQueries
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
@@ -57,6 +65,7 @@ from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Handler, Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
+from hprm_bridge.wire import naming
 from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
 from hprm_core import Input, LogicalAction, Output, Reactor, Timer
 from hprm_core.errors import AssemblyError
@@ -68,6 +77,7 @@ def _ros_type(msg_type: Any) -> str:
     return normalize_type_name(type_name(msg_type))
 
 
+_REASON = re.compile(r"^invalid [a-z ]+ '[^']*': ")  # naming's prefix: rclpy's names the name
 _ACTION_SERVICES = ("_SendGoal", "_GetResult")  # an action's services (pkg/action/Name_...)
 NODE_SERVICES = "HPRM_NODE_SERVICES"  # =1: /rosout and ros2 param (hprm-ros run --node-services)
 
@@ -96,11 +106,15 @@ class Node(GraphQueries):
         ros = parse_ros_args(args + list(cli_args or []))
         self._remaps: dict[str, str] = ros.remaps
         node_name = self._remaps.get("__node", node_name)
-        if not node_name or not node_name.replace("_", "a").isalnum():
-            raise ValueError(f"invalid node name {node_name!r}: letters, digits and '_' only")
-        self._name = node_name
+        try:
+            self._name = naming.validate_node_name(node_name)
+        except InvalidNameError as exc:
+            raise InvalidNodeNameException(node_name, _REASON.sub("", str(exc))) from None
         ns = self._remaps.get("__ns", namespace or "/")
-        self._namespace = ns if ns.startswith("/") else "/" + ns
+        try:
+            self._namespace = naming.normalize_namespace(ns)
+        except InvalidNameError as exc:
+            raise InvalidNamespaceException(ns, _REASON.sub("", str(exc))) from None
         fqn = f"{self._namespace.rstrip('/')}/{node_name}"
         overrides: dict[str, Any] = {}
         for path in ros.params_files:
@@ -118,8 +132,7 @@ class Node(GraphQueries):
                 node_name,
             )
         self._reactor = _NodeReactor()
-        self._topics: list[tuple[str, str, str]] = []  # (kind, name, type): rclpy/graph.py
-        self._graph = Graph(self._topics, fqn)
+        self._graph = Graph(fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
@@ -170,25 +183,30 @@ class Node(GraphQueries):
         return f"{self._namespace.rstrip('/')}/{self._name}"
 
     def resolve_topic_name(self, topic: str, *, only_expand: bool = False) -> str:
-        """Expanded as ROS 2 does (namespace, ``~``), then remapped (``-r from:=to``,
-        ``from`` as written or expanded)."""
-        name = self._expand(topic)
+        """Expanded as ROS 2 does (namespace, ``~``, ``{node}``), then remapped (``-r
+        from:=to``, ``from`` as written or expanded); a name ROS 2 refuses is an
+        InvalidTopicNameException (a ValueError)."""
+        return self._resolve(topic, only_expand, InvalidTopicNameException)
+
+    def resolve_service_name(self, service: str, *, only_expand: bool = False) -> str:
+        """As :meth:`resolve_topic_name` (rclpy's rules are the same), refusing with an
+        InvalidServiceNameException."""
+        return self._resolve(service, only_expand, InvalidServiceNameException)
+
+    def _resolve(self, name: str, only_expand: bool, refused: type[NameValidationException]) -> str:
+        expanded = self._expand(name, refused)
         if only_expand:
-            return name
+            return expanded
         for src, dst in self._remaps.items():
-            if not src.startswith("__") and (src == topic or self._expand(src) == name):
-                return self._expand(dst)
-        return name
+            if not src.startswith("__") and (src == name or self._expand(src, refused) == expanded):
+                return self._expand(dst, refused)
+        return expanded
 
-    resolve_service_name = resolve_topic_name  # the same rules in rclpy
-
-    def _expand(self, topic: str) -> str:
-        if topic.startswith("/"):
-            return topic
-        base = self._namespace.rstrip("/")
-        if topic.startswith("~"):
-            return f"{base}/{self._name}{topic[1:]}"
-        return f"{base}/{topic}"
+    def _expand(self, name: str, refused: type[NameValidationException]) -> str:
+        try:
+            return naming.expand_topic_name(name, self._name, self._namespace)
+        except InvalidNameError as exc:
+            raise refused(name, _REASON.sub("", str(exc))) from None
 
     # -- parameters -------------------------------------------------------------------
 
@@ -270,7 +288,7 @@ class Node(GraphQueries):
             pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
                                   publisher_class=publisher_class)  # fmt: skip
             self._own_publishers.append(pub)
-            self._topics.append(("pub", name, ros_type))
+            self._graph.add("pub", name, ros_type, qos)
         pub._deadline = watch
         pub.qos_profile = qos
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
@@ -315,7 +333,7 @@ class Node(GraphQueries):
             self._reactor.attach(f"sub{len(self._subscriptions)}", port)
             sub = Subscription(name, port, ros_type, callback)
             self._subscriptions.append(sub)
-            self._topics.append(("sub", name, ros_type))
+            self._graph.add("sub", name, ros_type, qos)
         sub._deadline = watch
         sub.qos_profile = qos
         return sub
@@ -372,7 +390,7 @@ class Node(GraphQueries):
         replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
                                   f"srv{index}_reply", boundary=True)  # fmt: skip
         service = Service(cls, name, callback, requests, replies, handler)
-        self._topics.append(("srv", name, cls._hprm_type))
+        self._graph.add("srv", name, cls._hprm_type)
         self.services.append(service)
         return service
 
@@ -389,7 +407,7 @@ class Node(GraphQueries):
         replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
         self._reactor.attach(f"client{index}_reply", replies)
         client = Client(cls, name, f"{self._unique_name()}#{index}", requests, replies)
-        self._topics.append(("cli", name, cls._hprm_type))
+        self._graph.add("cli", name, cls._hprm_type)
         self.clients.append(client)
         return client
 

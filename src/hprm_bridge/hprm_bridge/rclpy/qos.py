@@ -27,41 +27,94 @@ __all__ = [
     "HistoryPolicy",
     "InvalidQoSProfileException",
     "LivelinessPolicy",
+    "QoSDurabilityPolicy",
+    "QoSHistoryPolicy",
+    "QoSLivelinessPolicy",
+    "QoSPolicyEnum",
+    "QoSPolicyKind",
+    "QoSPresetProfiles",
     "QoSProfile",
+    "QoSReliabilityPolicy",
     "ReliabilityPolicy",
+    "qos_policy_name_from_kind",
+    "qos_profile_action_status_default",
+    "qos_profile_parameter_events",
     "qos_profile_parameters",
     "qos_profile_sensor_data",
     "qos_profile_services_default",
     "qos_profile_system_default",
+    "qos_profile_unknown",
 ]
 
 
-class HistoryPolicy(enum.IntEnum):
+class QoSPolicyKind(enum.IntEnum):
+    """rmw's bit for each policy (which one an incompatible-QoS event is about)."""
+
+    INVALID = 1 << 0
+    DURABILITY = 1 << 1
+    DEADLINE = 1 << 2
+    LIVELINESS = 1 << 3
+    RELIABILITY = 1 << 4
+    HISTORY = 1 << 5
+    LIFESPAN = 1 << 6
+    DEPTH = 1 << 7
+    LIVELINESS_LEASE_DURATION = 1 << 8
+    AVOID_ROS_NAMESPACE_CONVENTIONS = 1 << 9
+
+
+def qos_policy_name_from_kind(policy_kind: QoSPolicyKind | int) -> str:
+    return QoSPolicyKind(policy_kind).name
+
+
+class QoSPolicyEnum(enum.IntEnum):
+    """A policy's values, with the lower-case names command lines use (``best_effort``)."""
+
+    @classmethod
+    def short_keys(cls) -> list[str]:
+        return [k.lower() for k in cls.__members__]
+
+    @classmethod
+    def get_from_short_key(cls, name: str) -> int:
+        return cls[name.upper()].value
+
+    @property
+    def short_key(self) -> str:
+        return self.name.lower()
+
+
+class HistoryPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     KEEP_LAST = 1
     KEEP_ALL = 2
     UNKNOWN = 3
 
 
-class ReliabilityPolicy(enum.IntEnum):
+class ReliabilityPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     RELIABLE = 1
     BEST_EFFORT = 2
     UNKNOWN = 3
 
 
-class DurabilityPolicy(enum.IntEnum):
+class DurabilityPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     TRANSIENT_LOCAL = 1
     VOLATILE = 2
     UNKNOWN = 3
 
 
-class LivelinessPolicy(enum.IntEnum):
+class LivelinessPolicy(QoSPolicyEnum):
     SYSTEM_DEFAULT = 0
     AUTOMATIC = 1
     MANUAL_BY_TOPIC = 3
     UNKNOWN = 4
+
+
+# rclpy's older names, still common in node code
+QoSHistoryPolicy = HistoryPolicy
+QoSReliabilityPolicy = ReliabilityPolicy
+QoSDurabilityPolicy = DurabilityPolicy
+QoSLivelinessPolicy = LivelinessPolicy
 
 
 class InvalidQoSProfileException(Exception):
@@ -76,6 +129,8 @@ _POLICIES = {
     "liveliness": LivelinessPolicy,
 }
 _DURATIONS = ("lifespan", "deadline", "liveliness_lease_duration")
+_FIELDS = ("history", "depth", "reliability", "durability", *_DURATIONS[:2], "liveliness",
+           _DURATIONS[2], "avoid_ros_namespace_conventions")  # fmt: skip
 
 
 class QoSProfile:
@@ -108,11 +163,14 @@ class QoSProfile:
 
     __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self) -> str:
-        return (
-            f"QoSProfile(history={self.history.name}, depth={self.depth}, "
-            f"reliability={self.reliability.name}, durability={self.durability.name})"
+    def __str__(self) -> str:  # as rclpy prints it
+        fields = ", ".join(
+            f"{k}={int(v) if isinstance(v, enum.IntEnum) else v}"
+            for k, v in ((k, getattr(self, k)) for k in _FIELDS)
         )
+        return f"QoSProfile({fields})"
+
+    __repr__ = __str__
 
 
 def as_profile(qos: Any) -> QoSProfile:
@@ -125,6 +183,12 @@ def as_profile(qos: Any) -> QoSProfile:
     raise TypeError(f"qos_profile must be a QoSProfile or a depth (int >= 0), got {qos!r}")
 
 
+qos_profile_unknown = QoSProfile(
+    history=HistoryPolicy.UNKNOWN,
+    reliability=ReliabilityPolicy.UNKNOWN,
+    durability=DurabilityPolicy.UNKNOWN,
+    liveliness=LivelinessPolicy.UNKNOWN,
+)
 qos_profile_system_default = QoSProfile(
     history=HistoryPolicy.SYSTEM_DEFAULT,
     reliability=ReliabilityPolicy.SYSTEM_DEFAULT,
@@ -133,3 +197,25 @@ qos_profile_system_default = QoSProfile(
 qos_profile_sensor_data = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
 qos_profile_services_default = QoSProfile(depth=10)
 qos_profile_parameters = QoSProfile(depth=1000)
+qos_profile_parameter_events = QoSProfile(depth=1000)
+qos_profile_action_status_default = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class QoSPresetProfiles(enum.Enum):
+    """The predefined profiles by name (``QoSPresetProfiles.get_from_short_key("sensor_data")``)."""
+
+    UNKNOWN = qos_profile_unknown
+    SYSTEM_DEFAULT = qos_profile_system_default
+    SENSOR_DATA = qos_profile_sensor_data
+    SERVICES_DEFAULT = qos_profile_services_default
+    PARAMETERS = qos_profile_parameters
+    PARAMETER_EVENTS = qos_profile_parameter_events
+    ACTION_STATUS_DEFAULT = qos_profile_action_status_default
+
+    @classmethod
+    def short_keys(cls) -> list[str]:
+        return [k.lower() for k in cls.__members__]
+
+    @classmethod
+    def get_from_short_key(cls, name: str) -> QoSProfile:
+        return cls[name.upper()].value  # type: ignore[no-any-return]

@@ -35,6 +35,8 @@ _TOKEN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _NODE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_NODE_NAME = 255
 _MAX_TOPIC = 255 - len(TOPIC_PREFIX)
+_SUBSTITUTION = re.compile(r"\{([^{}]*)\}")
+_SUBSTITUTIONS = ("node", "ns", "namespace")
 
 
 class InvalidNameError(ValueError):
@@ -75,10 +77,27 @@ def expand_topic_name(name: str, node_name: str, namespace: str) -> str:
     """Fully qualify ``name`` for a node, as ``rcl_expand_topic_name`` does.
 
     ``/abs`` stays, ``rel`` becomes ``<namespace>/rel``, ``~`` and ``~/x`` expand
-    to the node's own name.
+    to the node's own name, the substitutions ``{node}``, ``{ns}`` and
+    ``{namespace}`` to the node's name and namespace.
     """
     ns = normalize_namespace(namespace)
     node_fqn = (ns.rstrip("/") or "") + "/" + node_name
+    if not name:
+        raise InvalidNameError("invalid topic name '': must not be empty")
+    if "~" in name[1:]:
+        raise InvalidNameError(
+            f"invalid topic name {name!r}: '~' may only be its first character, before a '/'"
+        )
+    for sub in _SUBSTITUTION.findall(name):
+        if sub not in _SUBSTITUTIONS:
+            raise InvalidNameError(
+                f"invalid topic name {name!r}: unknown substitution {{{sub}}} (known: "
+                "{node}, {ns}, {namespace})"
+            )
+    values = {"node": node_name, "ns": ns, "namespace": ns}
+    name = _SUBSTITUTION.sub(lambda m: values[m.group(1)], name)
+    if name.startswith("//"):  # "{ns}/x" in the root namespace
+        name = name[1:]
     if name == "~":
         fqn = node_fqn
     elif name.startswith("~/"):

@@ -18,7 +18,9 @@ from rclpy.action import (
     get_action_client_names_and_types_by_node,
     get_action_names_and_types,
 )
+from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from std_msgs.msg import Int32, String
 from std_srvs.srv import Trigger
 
@@ -31,12 +33,22 @@ def _mine(names_and_types):
     return [[n, t] for n, t in names_and_types if not n.endswith(ROS_OWN)]
 
 
+def _endpoint(info):
+    q = info.qos_profile
+    return [info.endpoint_type.name, info.node_namespace, info.node_name, info.topic_type,
+            len(info.endpoint_gid), q.history.name, q.depth, q.reliability.name,
+            q.durability.name, q.liveliness.name, str(q.lifespan), str(q.deadline),
+            str(q.liveliness_lease_duration)]  # fmt: skip
+
+
 class GraphProbe(Node):
     def __init__(self):
         super().__init__("graph_probe")
         self.create_subscription(String, "chatter", lambda m: None, 10)
-        self.pub = self.create_publisher(Int32, "probe", 10)
-        self.create_subscription(Int32, "probe", lambda m: None, 10)
+        latched = QoSProfile(depth=3, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                             deadline=Duration(seconds=2))  # fmt: skip
+        self.pub = self.create_publisher(Int32, "probe", latched)
+        self.create_subscription(Int32, "probe", lambda m: None, qos_profile_sensor_data)
         self.create_service(Trigger, "~/reset", lambda request, response: response)
         self.create_client(AddTwoInts, "/add_two_ints")
         self.fibonacci = ActionClient(self, Fibonacci, "fibonacci")
@@ -66,6 +78,13 @@ class GraphProbe(Node):
                 self.get_subscriber_names_and_types_by_node("graph_probe", "/")
             ),
         }
+        answers["endpoints"] = sorted(
+            _endpoint(info)
+            for topic in ("chatter", "/probe")
+            for info in self.get_publishers_info_by_topic(topic)
+            + self.get_subscriptions_info_by_topic(topic)
+        )
+        answers["dds_named"] = len(self.get_publishers_info_by_topic("rt/probe", no_mangle=True))
         try:
             talker = self.get_publisher_names_and_types_by_node("talker", "/")
             answers["talker_publishes"] = _mine(talker)

@@ -5,6 +5,8 @@ under real rclpy and under HPRM's: the outputs must be equal."""
 import json
 import sys
 
+import rclpy.duration as duration
+import rclpy.qos as qos
 from rclpy.duration import Duration
 from rclpy.qos import (
     DurabilityPolicy,
@@ -17,7 +19,8 @@ from rclpy.time import Time
 
 names = dict(Time=Time, Duration=Duration, QoSProfile=QoSProfile, HistoryPolicy=HistoryPolicy,
              ReliabilityPolicy=ReliabilityPolicy, DurabilityPolicy=DurabilityPolicy,
-             qos_profile_sensor_data=qos_profile_sensor_data)  # fmt: skip
+             qos_profile_sensor_data=qos_profile_sensor_data, qos=qos,
+             duration=duration)  # fmt: skip
 out = []
 for expr in json.loads(sys.argv[1]):
     try:

@@ -32,6 +32,7 @@ from hprm_bridge import action_ports, messages
 from hprm_bridge.rclpy.action.server import TERMINAL
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.qos import QoSProfile, qos_profile_action_status_default
 from hprm_bridge.rclpy.task import Future
 
 _UUID = messages.message_class("unique_identifier_msgs/msg/UUID")
@@ -101,10 +102,14 @@ class ActionClient:
         self._goals = node.create_client(cls.Impl.SendGoalService, topics["send_goal"])
         self._results = node.create_client(cls.Impl.GetResultService, topics["get_result"])
         self._cancels = node.create_client(cls.Impl.CancelGoalService, topics["cancel_goal"])
-        node.create_subscription(cls.Impl.FeedbackMessage, topics["feedback"],
-                                 self._on_feedback, 10)  # fmt: skip
-        node.create_subscription(cls.Impl.GoalStatusMessage, topics["status"],
-                                 self._on_status, 1)  # fmt: skip
+        node.create_subscription(
+            cls.Impl.FeedbackMessage, topics["feedback"], self._on_feedback,
+            qos_profiles.get("feedback_sub_qos_profile", QoSProfile(depth=10)),
+        )  # fmt: skip
+        node.create_subscription(
+            cls.Impl.GoalStatusMessage, topics["status"], self._on_status,
+            qos_profiles.get("status_sub_qos_profile", qos_profile_action_status_default),
+        )  # fmt: skip
         self._feedback_callbacks: dict[bytes, Callable[[Any], Any]] = {}
         self._statuses: dict[bytes, int] = {}  # every goal this client sent
         self._count = itertools.count(1)

@@ -47,6 +47,7 @@ from typing import Any
 
 from hprm_bridge import action_ports, messages
 from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.qos import QoSProfile, qos_profile_action_status_default
 
 _GoalStatus = messages.message_class("action_msgs/msg/GoalStatus")
 _GoalInfo = messages.message_class("action_msgs/msg/GoalInfo")
@@ -204,8 +205,14 @@ class ActionServer:
         self._results = node._serve(cls.Impl.GetResultService, topics["get_result"], None,
                                     self._on_result_request)  # fmt: skip
         node._serve(cls.Impl.CancelGoalService, topics["cancel_goal"], self._on_cancel)
-        self._feedback = node.create_publisher(cls.Impl.FeedbackMessage, topics["feedback"], 10)
-        self._status = node.create_publisher(cls.Impl.GoalStatusMessage, topics["status"], 1)
+        self._feedback = node.create_publisher(
+            cls.Impl.FeedbackMessage, topics["feedback"],
+            qos_profiles.get("feedback_pub_qos_profile", QoSProfile(depth=10)),
+        )  # fmt: skip
+        self._status = node.create_publisher(
+            cls.Impl.GoalStatusMessage, topics["status"],
+            qos_profiles.get("status_pub_qos_profile", qos_profile_action_status_default),
+        )  # fmt: skip
         self._goals: dict[bytes, ServerGoalHandle] = {}  # in the order they were accepted
         self._ended: dict[bytes, tuple[int, Any]] = {}  # (when, GetResult response)
         self._waiting: dict[bytes, list[tuple[str, int]]] = {}  # result calls not answered

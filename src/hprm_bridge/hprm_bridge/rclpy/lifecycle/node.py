@@ -55,6 +55,7 @@ from hprm_bridge.rclpy.lifecycle.state_machine import (
 )
 from hprm_bridge.rclpy.node import Node
 from hprm_bridge.rclpy.publisher import Publisher
+from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Reactor
 
 _MSG = "lifecycle_msgs/msg/"
@@ -90,7 +91,7 @@ class LifecycleNodeMixin(ManagedEntity):
         event_type = _MSG + "TransitionEvent"
         topic = node.resolve_topic_name("~/transition_event")
         self._transition_events = node._publisher(topic, event_type, "transition_event")
-        node._topics.append(("pub", topic, event_type))
+        node._graph.add("pub", topic, event_type, QoSProfile(depth=10))  # rcl_lifecycle's
         srv = "lifecycle_msgs/srv/"
         for name, srv_type, answer in (
             ("change_state", "ChangeState", self._on_change_state),
