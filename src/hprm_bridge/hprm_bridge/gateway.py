@@ -262,9 +262,11 @@ class Gateway(Reactor):
 
             return called
 
-        for name, (_, request, response) in parameter_services.SERVICES.items():
-            self._backend.service(parameter_services.srv_type(name), request, response,
-                                  f"{node}/{name}", call(name), owner=node)  # fmt: skip
+        for name in parameter_services.SERVICES:
+            srv_type = parameter_services.srv_type(name)
+            request, response = _halves(messages.service_class(srv_type))
+            self._backend.service(srv_type, request, response, f"{node}/{name}", call(name),
+                                  owner=node)  # fmt: skip
 
     def _serve(self, t: BridgedTopic, action: PhysicalAction) -> None:
         """A ported node's service, to ROS 2: each call enters the federation at its

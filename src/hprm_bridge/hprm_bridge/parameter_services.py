@@ -20,19 +20,15 @@ Values on the ports: a request is ``(token, service, request)``, a reply
 
 from __future__ import annotations
 
-# rcl_interfaces/srv (Humble): the requests and responses of the six services.
-SERVICES: dict[str, tuple[str, str, str]] = {
-    "describe_parameters": ("DescribeParameters", "string[] names",
-                            "ParameterDescriptor[] descriptors"),
-    "get_parameters": ("GetParameters", "string[] names", "ParameterValue[] values"),
-    "get_parameter_types": ("GetParameterTypes", "string[] names", "uint8[] types"),
-    "list_parameters": ("ListParameters", "uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\n"
-                        "uint64 depth", "ListParametersResult result"),
-    "set_parameters": ("SetParameters", "Parameter[] parameters",
-                       "SetParametersResult[] results"),
-    "set_parameters_atomically": ("SetParametersAtomically", "Parameter[] parameters",
-                                  "SetParametersResult result"),
-}  # fmt: skip
+# the six services and their types, rcl_interfaces/srv/<type> (wire/typesys.py has them)
+SERVICES: dict[str, str] = {
+    "describe_parameters": "DescribeParameters",
+    "get_parameters": "GetParameters",
+    "get_parameter_types": "GetParameterTypes",
+    "list_parameters": "ListParameters",
+    "set_parameters": "SetParameters",
+    "set_parameters_atomically": "SetParametersAtomically",
+}
 
 PORT_TYPE = "hprm_bridge/srv/ParameterCall"  # what the two ports carry (a label)
 _PREFIX = "/_hprm/parameters"
@@ -59,4 +55,4 @@ def is_parameter_topic(topic: str) -> bool:
 
 
 def srv_type(service: str) -> str:
-    return f"rcl_interfaces/srv/{SERVICES[service][0]}"
+    return f"rcl_interfaces/srv/{SERVICES[service]}"

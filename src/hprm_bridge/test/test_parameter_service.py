@@ -31,7 +31,10 @@ def params():
 def _sent(service, fields):
     """The response as the gateway encodes it (and ros2 param decodes it)."""
     types = default_registry()
-    _, request, response = parameter_services.SERVICES[service]
+    srv = messages.service_class(parameter_services.srv_type(service))
+    request, response = (
+        types.msg_definition(half._hprm_type) for half in (srv.Request, srv.Response)
+    )
     _, resp_type = envelope_types(types, parameter_services.srv_type(service), request, response)
     msg = types.new(resp_type, client_guid=1, sequence_number=2, **fields)
     return types.decode(types.encode(msg, resp_type), resp_type)

@@ -91,11 +91,13 @@ def test_queries_answer_from_the_federation_graph():
     assert _answers(out, "BUILT") == {
         "chatter_publishers": 0, "chatter_subscribers": 1, "probe_subscribers": 1,
         "topics": TOPICS, "nodes": ["graph_probe"], **MINE,
+        "ready": [True, True],  # not known before the start: a main goes on to spin
         "talker_publishes": "NodeNameNonExistentError", "endpoints": MY_ENDPOINTS,
     }  # fmt: skip
     assert _answers(out, "RUNNING") == {
         "chatter_publishers": 1, "chatter_subscribers": 2, "probe_subscribers": 1,
         "topics": TOPICS, "nodes": ["graph_probe", "listener", "talker"], **MINE,
+        "ready": [False, False],  # nobody serves /add_two_ints or /fibonacci
         "talker_publishes": [["/chatter", ["std_msgs/msg/String"]]],
         # each endpoint's QoS as the node asked for it, as rmw_cyclonedds reports it
         "endpoints": sorted([*MY_ENDPOINTS, ["PUBLISHER", "/", "talker", STRING, GID, *DEFAULT],
@@ -111,6 +113,7 @@ def test_the_gateway_stands_for_the_ros2_side_of_a_topic_it_carries(bridge_env):
     # its services' ports are services to the node, not topics: the ROS 2 side's clients
     # of ~/reset and server of /add_two_ints, which it carries
     assert (running["services"], running["hidden_topics"]) == (CALLED + SERVED, [])
+    assert running["ready"] == [True, True]  # the gateway carries the calls to ROS 2
     # the gateway's endpoint stands for ROS 2's publishers of /chatter, which come and go:
     # the topic's type, an unknown QoS
     unknown = ["UNKNOWN", 0, "UNKNOWN", "UNKNOWN", "UNKNOWN", *["0 nanoseconds"] * 3]
@@ -184,3 +187,21 @@ def test_endpoint_infos_and_names_match_real_rclpy():
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
     assert _endpoint_probe(hprm=True) == _endpoint_probe(hprm=False)
+
+
+def test_a_node_with_hundreds_of_topics_joins_its_federation(tmp_path):
+    """Every endpoint goes into the node's description of itself (its ports, and its
+    label for the graph queries): 300 topics with long names used to be refused."""
+    node = tmp_path / "big.py"
+    node.write_text(
+        "import rclpy\nfrom rclpy.node import Node\nfrom std_msgs.msg import String\n"
+        "rclpy.init()\nnode = Node('big')\ntopic = 'sensors/front_camera_{}/image_rect_color'\n"
+        "for i in range(300):\n"
+        "    node.create_publisher(String, topic.format(i), 10)\n"
+        "def tick():\n"
+        "    print('PUBLISHERS', node.count_publishers(topic.format(299)))\n"
+        "    raise SystemExit(0)\n"
+        "node.create_timer(0.01, tick)\n"
+        "try:\n    rclpy.spin(node)\nexcept SystemExit:\n    pass\n"
+    )
+    assert "PUBLISHERS 1" in _hprm_run(node)

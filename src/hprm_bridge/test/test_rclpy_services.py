@@ -240,3 +240,24 @@ def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli):
     assert call.returncode == 0, call.stdout + call.stderr
     assert "RESULT 4 + 5 = 9" in call.stdout
     assert "ADD 4 + 5" in out
+
+
+def test_a_call_of_another_ported_nodes_parameter_services_is_told_it_goes_unanswered(tmp_path):
+    """Under rclpy a node may call another's /talker/get_parameters; a ported node's
+    parameter services answer ros2 param through the gateway, not yet other ported
+    nodes: the caller is told so as it starts, and its client is not ready."""
+    caller = tmp_path / "param_caller.py"
+    caller.write_text(
+        "import rclpy\nfrom rclpy.node import Node\nfrom rcl_interfaces.srv import GetParameters\n"
+        "rclpy.init()\nnode = Node('param_caller')\n"
+        "cli = node.create_client(GetParameters, '/talker/get_parameters')\n"
+        "def tick():\n    print('READY', cli.service_is_ready(), flush=True)\n"
+        "    raise SystemExit(0)\n"
+        "node.create_timer(0.01, tick)\n"
+        "try:\n    rclpy.spin(node)\nexcept SystemExit:\n    pass\n"
+    )
+    r = _hprm_ros("run", caller, NODES / "talker.py", "--timeout", "30 ms", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert ("[param_caller]: /talker/get_parameters: a ported node's parameter services "
+            "answer ros2 param") in r.stdout  # fmt: skip
+    assert "[param_caller] READY False" in r.stdout

@@ -25,9 +25,9 @@ from hprm_core.transport import Connection, Frame
 log = logging.getLogger("hprm.rti")
 
 _PORT_KEYS = {"port": str, "direction": str, "topic": str}
-# a federate's labels: how many, and each key + value (a ported node's endpoints, with their
-# QoS, take ~60 characters each; the whole hello is under transport.EAGER_BUFFER)
-MAX_LABELS, MAX_LABEL = 16, 16 * 1024
+# how many labels a federate may give; their size is bounded by the hello's
+# (transport.MAX_HELLO): a ported node labels itself with its endpoints, ~60 characters each
+MAX_LABELS = 16
 
 
 #: what a boundary federate may take: the directions of the ports it gets
@@ -113,11 +113,9 @@ class Assembly:
         if not (
             isinstance(labels, dict)
             and len(labels) <= MAX_LABELS
-            and all(isinstance(k, str) and isinstance(v, str) and len(k) + len(v) <= MAX_LABEL
-                    for k, v in labels.items())
-        ):  # fmt: skip
-            return (f"federate {name}: malformed labels (at most {MAX_LABELS} strings to "
-                    f"strings of {MAX_LABEL} characters)")  # fmt: skip
+            and all(isinstance(k, str) and isinstance(v, str) for k, v in labels.items())
+        ):
+            return f"federate {name}: malformed labels (at most {MAX_LABELS} strings to strings)"
         takes = hello.get("open_topics")
         if takes:
             if takes not in BOUNDARY_KINDS:

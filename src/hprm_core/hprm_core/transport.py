@@ -47,6 +47,9 @@ PROTOCOL_VERSION = 2
 MAGIC = b"HP"
 HEADER = struct.Struct("<2sBBI")
 EAGER_BUFFER = 64 * 1024
+# A hello (a federate's ports and labels) may be this big: read before authentication,
+# so bounded; a ported node with a thousand topics stays under it.
+MAX_HELLO = 1 << 20
 #: bytes a data link may hold back (see Connection.hold_back_when_full) before
 #: its sender blocks after all
 MAX_BACKLOG = 64 * 1024 * 1024
@@ -439,6 +442,11 @@ def connect(
         if kind != Frame.CHALLENGE:
             raise ProtocolError(f"{address} did not start with an authentication challenge")
         body = json.dumps(hello).encode()
+        if len(body) + 32 > MAX_HELLO:
+            raise ProtocolError(
+                f"{hello.get('name', 'this peer')}'s description (its ports and labels) is "
+                f"{len(body)} bytes, over the {MAX_HELLO}-byte limit of a hello: too many ports"
+            )
         conn.send(Frame.HELLO, _mac(secret, bytes(nonce), body), body)
         kind, payload = conn.recv()
         if kind == Frame.REJECT:
@@ -476,7 +484,7 @@ def authenticate(
     :class:`ProtocolError` (or the ``OSError``/``EOFError`` of a peer gone).
     """
     raw.settimeout(HANDSHAKE_TIMEOUT_S)
-    conn = Connection(raw, peer, max_frame=EAGER_BUFFER)  # no big frames before auth
+    conn = Connection(raw, peer, max_frame=MAX_HELLO)  # no bigger frame before auth
     try:
         nonce = secrets.token_bytes(32)
         conn.send(Frame.CHALLENGE, nonce)

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from hprm_core.assembly import MAX_LABEL, Assembly
+from hprm_core.assembly import MAX_LABELS, Assembly
 from hprm_core.structure import FederationGraph
 from hprm_core.transport import Connection, Frame
 
@@ -48,8 +48,7 @@ def test_labels_reach_every_federate_in_the_graph_and_leave_the_structure_alone(
 
 @pytest.mark.parametrize(
     "labels",
-    [["ros_node"], {"ros_node": 3}, {str(i): "x" for i in range(17)},
-     {"ros_node": "x" * MAX_LABEL}],
+    [["ros_node"], {"ros_node": 3}, {str(i): "x" for i in range(MAX_LABELS + 1)}],
 )  # fmt: skip
 def test_malformed_labels_are_refused_at_the_handshake_naming_the_federate(labels):
     assembly = Assembly(["camera", "viewer"])

@@ -12,7 +12,7 @@ import time
 import pytest
 
 from hprm_core import gatekeeper, transport
-from hprm_core.transport import EAGER_BUFFER, HEADER, MAGIC, PROTOCOL_VERSION, Frame
+from hprm_core.transport import EAGER_BUFFER, HEADER, MAGIC, MAX_HELLO, PROTOCOL_VERSION, Frame
 
 
 @pytest.fixture
@@ -179,6 +179,26 @@ def test_authentication_accepts_the_federation_and_refuses_everyone_else(tmp_pat
             c.close()
 
 
+def test_a_big_hello_is_accepted_and_one_over_the_limit_refused_before_sending(tmp_path):
+    """A federate with many ports describes itself in a hello of hundreds of KB (a
+    ported node with hundreds of topics); one over MAX_HELLO is refused where it is
+    made, saying what is too big, not by the listener as a malformed frame."""
+    listener, address, accepted, thread = _server(tmp_path)
+    try:
+        hello = {"federation": "fed", "federate": 0, "name": "big", "pad": "x" * 300_000}
+        conn, _ = transport.connect(address, b"s3cret", hello)
+        _wait_for(accepted, 1)
+        assert len(accepted[0][1]["pad"]) == 300_000
+        conn.close()
+        hello.update(federate=1, pad="x" * MAX_HELLO)
+        with pytest.raises(transport.ProtocolError, match=r"big's description .* is \d+ bytes"):
+            transport.connect(address, b"s3cret", hello)
+    finally:
+        _stop(listener, thread)
+        for c, _ in accepted:
+            c.close()
+
+
 @pytest.mark.parametrize("once", [True, False])
 def test_once_refuses_a_second_connection_claiming_the_same_federate(tmp_path, once):
     listener, address, accepted, thread = _server(tmp_path, once=once)
@@ -202,14 +222,14 @@ def test_once_refuses_a_second_connection_claiming_the_same_federate(tmp_path, o
 
 
 def test_no_big_frame_is_read_before_authentication(tmp_path):
-    """Before the hello is verified, a frame over the eager buffer is refused:
-    an unauthenticated peer cannot make the listener allocate."""
+    """Before the hello is verified, a frame over MAX_HELLO is refused: an
+    unauthenticated peer cannot make the listener allocate more."""
     listener, address, accepted, thread = _server(tmp_path)
     try:
         s = socket.socket(socket.AF_UNIX)
         s.connect(address[5:])
         s.recv(HEADER.size + 32)  # the challenge
-        s.sendall(_raw_header(Frame.HELLO, EAGER_BUFFER + 1))
+        s.sendall(_raw_header(Frame.HELLO, MAX_HELLO + 1))
         answer = s.recv(4096)
         s.close()
         kind = struct.unpack_from("<B", answer, 3)[0]

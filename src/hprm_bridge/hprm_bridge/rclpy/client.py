@@ -32,6 +32,7 @@ class Client:
         self._pending: dict[int, Future] = {}
         self._sequence = 0
         self._destroyed = False
+        self._served: bool | None = None  # known at the start: a server is connected
 
     def call_async(self, request: Any) -> Future:
         if not isinstance(request, self.srv_type.Request):
@@ -55,13 +56,16 @@ class Client:
         )
 
     def wait_for_service(self, timeout_sec: float | None = None) -> bool:
-        """True: a federation's services are connected before its first tag, so a server
-        of this service, if the federation has one, answers from the start. A call no
-        node serves is never answered (``hprm-ros graph`` shows what connects)."""
-        return True
+        """Whether a server answers: a federation's services are connected before its first
+        tag, so a server, if the federation has one, answers from the start. Before the
+        start (in a node's main, before ``spin``) the answer is not known yet: True, so
+        that the main goes on to start the federate; a call no node serves is never
+        answered, and the node says so as it starts. From the start on, the truth, at
+        once (waiting would change nothing: the federation's graph is fixed)."""
+        return self.service_is_ready()
 
     def service_is_ready(self) -> bool:
-        return True
+        return self._served is not False
 
     def remove_pending_request(self, future: Future) -> None:
         for seq, pending in list(self._pending.items()):

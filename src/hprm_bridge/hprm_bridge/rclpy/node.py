@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hprm_bridge import action_ports, messages, service_ports
+from hprm_bridge import action_ports, messages, parameter_services, service_ports
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
     deadline,
@@ -400,6 +400,7 @@ class Node(GraphQueries):
             i = late_entities.place(self.clients, "create_client", name, cls)
             old = self.clients[i]
             client = self.clients[i] = Client(cls, name, old._key, old._requests, old._replies)
+            client._served = old._served
             return client
         index = len(self.clients)
         requests = self._publisher(service_ports.request_topic(name), cls._hprm_type,
@@ -487,14 +488,25 @@ class Node(GraphQueries):
 
         self._graph.learn(graph, self._reactor.name, ROS_NODE_LABEL)
         sources = {c.src for c in graph.connections}
+        nodes = {f"{ns.rstrip('/')}/{n}" for n, ns in self._graph.node_names_and_namespaces()}
         told: set[str] = set()
         for client in self.clients:
-            if f"{self._reactor.name}.{client._requests._port.name}" in sources:
+            client._served = f"{self._reactor.name}.{client._requests._port.name}" in sources
+            if client._served:
                 continue
             action = action_ports.action_of(client.srv_name)  # its three services: once
             what = client.srv_name if action is None else f"the action {action}"
-            if what not in told:
-                told.add(what)
+            node, _, service = client.srv_name.rpartition("/")
+            if what in told:
+                continue
+            told.add(what)
+            if node in nodes and service in parameter_services.SERVICES:
+                self._logger.warning(
+                    f"{what}: a ported node's parameter services answer ros2 param (hprm-ros "
+                    "run --bridge --node-services), not yet another ported node's calls; its "
+                    "calls will not be answered"
+                )
+            else:
                 self._logger.warning(
                     f"no node of the federation serves {what}: its calls will not be "
                     "answered (hprm-ros run --bridge carries them to a ROS 2 server)"

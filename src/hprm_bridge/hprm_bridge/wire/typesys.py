@@ -85,6 +85,24 @@ _HUMBLE_SERVICES = {
     "lifecycle_msgs/srv/GetAvailableTransitions": (
         "---\nlifecycle_msgs/TransitionDescription[] available_transitions\n"
     ),
+    # every node's parameter services (ros2 param; a node calling another's)
+    "rcl_interfaces/srv/DescribeParameters": (
+        "string[] names\n---\nrcl_interfaces/ParameterDescriptor[] descriptors\n"
+    ),
+    "rcl_interfaces/srv/GetParameters": (
+        "string[] names\n---\nrcl_interfaces/ParameterValue[] values\n"
+    ),
+    "rcl_interfaces/srv/GetParameterTypes": "string[] names\n---\nuint8[] types\n",
+    "rcl_interfaces/srv/ListParameters": (
+        "uint64 DEPTH_RECURSIVE=0\nstring[] prefixes\nuint64 depth\n---\n"
+        "rcl_interfaces/ListParametersResult result\n"
+    ),
+    "rcl_interfaces/srv/SetParameters": (
+        "rcl_interfaces/Parameter[] parameters\n---\nrcl_interfaces/SetParametersResult[] results\n"
+    ),
+    "rcl_interfaces/srv/SetParametersAtomically": (
+        "rcl_interfaces/Parameter[] parameters\n---\nrcl_interfaces/SetParametersResult result\n"
+    ),
 }
 _HUMBLE_ACTIONS = {  # the ROS 2 tutorials' action
     "example_interfaces/action/Fibonacci": (

@@ -1,9 +1,12 @@
 """A node that asks the ROS 2 graph (no HPRM import): in its constructor, then at its
 first timer tick (parameter period, default 0.05 s), prints what count_publishers,
 count_subscribers, the publisher's get_subscription_count, get_topic_names_and_types
-and get_node_names answer, then the service queries and those by node. It subscribes
-/chatter and publishes /probe, which it also subscribes itself; it serves ~/reset,
-calls /add_two_ints (which nobody serves) and is a client of the action /fibonacci.
+and get_node_names answer, then the service queries and those by node, the endpoints
+of /chatter and /probe (get_publishers_info_by_topic, get_subscriptions_info_by_topic:
+node, type, QoS), and whether its client and action client find a server. It
+subscribes /chatter and publishes /probe (transient local, with a deadline), which it
+also subscribes itself (sensor data QoS); it serves ~/reset, calls /add_two_ints
+(which nobody serves) and is a client of the action /fibonacci.
 ROS 2's own endpoints of every node (/rosout, /parameter_events, the parameter
 services) are left out of what it prints."""
 
@@ -50,7 +53,7 @@ class GraphProbe(Node):
         self.pub = self.create_publisher(Int32, "probe", latched)
         self.create_subscription(Int32, "probe", lambda m: None, qos_profile_sensor_data)
         self.create_service(Trigger, "~/reset", lambda request, response: response)
-        self.create_client(AddTwoInts, "/add_two_ints")
+        self.adder = self.create_client(AddTwoInts, "/add_two_ints")
         self.fibonacci = ActionClient(self, Fibonacci, "fibonacci")
         self.report("BUILT")
         self.create_timer(self.declare_parameter("period", 0.05).value, self.tick)
@@ -84,6 +87,7 @@ class GraphProbe(Node):
             for info in self.get_publishers_info_by_topic(topic)
             + self.get_subscriptions_info_by_topic(topic)
         )
+        answers["ready"] = [self.adder.service_is_ready(), self.fibonacci.server_is_ready()]
         answers["dds_named"] = len(self.get_publishers_info_by_topic("rt/probe", no_mangle=True))
         try:
             talker = self.get_publisher_names_and_types_by_node("talker", "/")

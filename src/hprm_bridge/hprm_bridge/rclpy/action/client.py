@@ -144,12 +144,12 @@ class ActionClient:
         raise self._blocking("ActionClient.send_goal", "send_goal_async")
 
     def server_is_ready(self) -> bool:
-        return True
+        return self._goals.service_is_ready()
 
     def wait_for_server(self, timeout_sec: float | None = None) -> bool:
-        """True, as ``Client.wait_for_service``: the federation is connected before its
-        first tag (``hprm-ros graph`` shows whether a node serves the action)."""
-        return True
+        """As ``Client.wait_for_service`` (of its goal service): True before the start,
+        then whether a node (or the gateway) serves the action."""
+        return self.server_is_ready()
 
     def destroy(self) -> None:
         self._feedback_callbacks.clear()
