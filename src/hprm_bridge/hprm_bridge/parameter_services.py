@@ -15,7 +15,9 @@ node (:func:`request_topic`, :func:`reply_topic`):
   the reply to the caller.
 
 Values on the ports: a request is ``(token, service, request)``, a reply
-``(token, response fields)``; the token lets the gateway find the caller.
+``(token, response fields)``; the token lets the gateway find the caller. Other ported
+nodes' calls come over two more ports of the node, the same way
+(:func:`call_topic`, :func:`answer_topic`; :mod:`hprm_bridge.rclpy.parameter_calls`).
 """
 
 from __future__ import annotations
@@ -56,3 +58,21 @@ def is_parameter_topic(topic: str) -> bool:
 
 def srv_type(service: str) -> str:
     return f"rcl_interfaces/srv/{SERVICES[service]}"
+
+
+# Calls from one ported node to another's parameter services (rclpy/parameter_calls.py):
+# two more ports of every node, untyped so that a gateway never takes them.
+def call_topic(node_fqn: str) -> str:
+    """The port topic of other ported nodes' calls into node ``node_fqn``."""
+    return f"{_PREFIX}{node_fqn}/call"
+
+
+def answer_topic(node_fqn: str) -> str:
+    return f"{_PREFIX}{node_fqn}/answer"
+
+
+def parameter_service_of(service: str) -> tuple[str, str] | None:
+    """``(node, short name)`` when ``service`` (``/ns/node/get_parameters``) is one of a
+    node's parameter services, else None."""
+    node, _, short = service.rpartition("/")
+    return (node, short) if node and short in SERVICES else None

@@ -40,13 +40,17 @@ def _sent(service, fields):
     return types.decode(types.encode(msg, resp_type), resp_type)
 
 
-def test_get_returns_values_and_not_set_for_undeclared_names(params):
-    fields = answer(params, "get_parameters", SimpleNamespace(names=["gain", "ids", "nope"]))
+def test_get_returns_values_and_nothing_when_a_name_is_undeclared(params):
+    """Humble's ParameterService: one undeclared name and the answer is an empty list."""
+    fields = answer(params, "get_parameters", SimpleNamespace(names=["gain", "ids"]))
     back = _sent("get_parameters", fields).values
-    assert [v.type for v in back] == [2, 7, 0]
+    assert [v.type for v in back] == [2, 7]
     assert back[0].integer_value == 3 and list(back[1].integer_array_value) == [1, 2, 3]
-    types = answer(params, "get_parameter_types", SimpleNamespace(names=["names", "nope"]))
-    assert list(_sent("get_parameter_types", types).types) == [9, 0]
+    types = answer(params, "get_parameter_types", SimpleNamespace(names=["names", "gain"]))
+    assert list(_sent("get_parameter_types", types).types) == [9, 2]
+    for service in ("get_parameters", "get_parameter_types", "describe_parameters"):
+        undeclared = answer(params, service, SimpleNamespace(names=["gain", "nope"]))
+        assert list(undeclared.values()) == [[]], service
 
 
 def test_set_goes_through_the_same_checks_as_node_set_parameters(params):

@@ -31,7 +31,23 @@ def _hprm_run(*args, env=None):
 
 
 TOPICS = [["/chatter", ["std_msgs/msg/String"]], ["/probe", ["std_msgs/msg/Int32"]]]
-SERVED = [["/graph_probe/reset", ["std_srvs/srv/Trigger"]]]
+PARAMETER_SERVICES = {"describe_parameters": "DescribeParameters",
+                      "get_parameter_types": "GetParameterTypes",
+                      "get_parameters": "GetParameters", "list_parameters": "ListParameters",
+                      "set_parameters": "SetParameters",
+                      "set_parameters_atomically": "SetParametersAtomically"}  # fmt: skip
+
+
+def _parameter_services(node):
+    """The six services every rclpy node serves."""
+    return [[f"/{node}/{name}", [f"rcl_interfaces/srv/{kind}"]]
+            for name, kind in PARAMETER_SERVICES.items()]  # fmt: skip
+
+
+EVERY_NODES = {node: _parameter_services(node) for node in ("listener", "talker")}
+SERVED = sorted(
+    [*_parameter_services("graph_probe"), ["/graph_probe/reset", ["std_srvs/srv/Trigger"]]]
+)
 FIBONACCI = "example_interfaces/action/Fibonacci"
 CALLED = [  # its client's service and its action client's three
     ["/add_two_ints", ["example_interfaces/srv/AddTwoInts"]],
@@ -97,6 +113,7 @@ def test_queries_answer_from_the_federation_graph():
     assert _answers(out, "RUNNING") == {
         "chatter_publishers": 1, "chatter_subscribers": 2, "probe_subscribers": 1,
         "topics": TOPICS, "nodes": ["graph_probe", "listener", "talker"], **MINE,
+        "services": sorted(CALLED + SERVED + EVERY_NODES["listener"] + EVERY_NODES["talker"]),
         "ready": [False, False],  # nobody serves /add_two_ints or /fibonacci
         "talker_publishes": [["/chatter", ["std_msgs/msg/String"]]],
         # each endpoint's QoS as the node asked for it, as rmw_cyclonedds reports it

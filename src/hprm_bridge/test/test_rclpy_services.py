@@ -242,22 +242,28 @@ def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli):
     assert "ADD 4 + 5" in out
 
 
-def test_a_call_of_another_ported_nodes_parameter_services_is_told_it_goes_unanswered(tmp_path):
-    """Under rclpy a node may call another's /talker/get_parameters; a ported node's
-    parameter services answer ros2 param through the gateway, not yet other ported
-    nodes: the caller is told so as it starts, and its client is not ready."""
-    caller = tmp_path / "param_caller.py"
-    caller.write_text(
-        "import rclpy\nfrom rclpy.node import Node\nfrom rcl_interfaces.srv import GetParameters\n"
-        "rclpy.init()\nnode = Node('param_caller')\n"
-        "cli = node.create_client(GetParameters, '/talker/get_parameters')\n"
-        "def tick():\n    print('READY', cli.service_is_ready(), flush=True)\n"
-        "    raise SystemExit(0)\n"
-        "node.create_timer(0.01, tick)\n"
-        "try:\n    rclpy.spin(node)\nexcept SystemExit:\n    pass\n"
-    )
-    r = _hprm_ros("run", caller, NODES / "talker.py", "--timeout", "30 ms", timeout=60)
+PEER_SAYS = [
+    "LIST fixed gain label pid.kp use_sim_time",
+    "GET",  # one name undeclared: nothing (Humble)
+    "SET False Parameter gain out of range. Min: 0, Max: 10, value: 42 | False label refused "
+    "by the node | False Trying to set a read-only parameter: fixed. | True",
+    "GET 7 front", "DESCRIBE gain:False:[10] fixed:True:[]", "TYPES []", "ATOMIC True",
+    "GET rear 1.5", "STOP",
+]  # fmt: skip
+PEER_LINE = r"(?:LIST|GET|SET|DESCRIBE|TYPES|ATOMIC|STOP).*"
+
+
+def test_a_node_calls_another_ported_nodes_parameter_services():
+    """get/set/list/describe between two federates, as tagged calls answered from the
+    called node's parameters at that tag, through its descriptors and callbacks."""
+    r = _hprm_ros("run", NODES / "param_peer.py", NODES / "tuner.py", "--timeout", "10 s")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert ("[param_caller]: /talker/get_parameters: a ported node's parameter services "
-            "answer ros2 param") in r.stdout  # fmt: skip
-    assert "[param_caller] READY False" in r.stdout
+    said = re.findall(rf"^\[param_peer\] ({PEER_LINE})$", r.stdout, re.M)
+    assert [x.rstrip() for x in said] == PEER_SAYS, r.stdout
+    assert "no node of the federation serves" not in r.stdout
+
+
+@pytest.mark.ros2
+def test_the_parameter_peer_sees_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([NODES / "param_peer.py"], [NODES / "tuner.py"])
+    assert [x.rstrip() for x in out if re.fullmatch(PEER_LINE, x)] == PEER_SAYS, out

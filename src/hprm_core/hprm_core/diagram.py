@@ -134,7 +134,9 @@ def render_federation(
     box per federate, one edge per connection labelled with its topic, message
     type and delay; topics with no other end inside the federation are shown
     too, as what the federation publishes or waits for from outside (a ROS 2
-    bridge's business). ``fmt``: text, mermaid or dot."""
+    bridge's business), unless no end names its type: as for a boundary
+    (:func:`hprm_core.assembly.open_ports`), nothing outside could carry it.
+    ``fmt``: text, mermaid or dot."""
     types: dict[str, str] = {}  # any end that names the type names it for the topic
     for ps in ports.values():
         for p in ps:
@@ -152,7 +154,8 @@ def render_federation(
     for fed in graph.federates:
         for p in ports.get(fed, ()):
             key = (fed, p["topic"])
-            if key not in (linked_out if p["direction"] == "out" else linked_in):
+            linked = key in (linked_out if p["direction"] == "out" else linked_in)
+            if not linked and p["topic"] in types:
                 loose.append((fed, p["topic"], p["direction"]))
     loose = sorted(set(loose))
 

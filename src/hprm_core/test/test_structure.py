@@ -193,7 +193,7 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
         "cam": [_port("image", "out", "/image", "sensor_msgs/msg/Image")],
         "det": [_port("img", "in", "/image"), _port("boxes", "out", "/boxes"),
                 _port("cfg", "in", "/config", "std_msgs/msg/String")],
-        "log": [_port("b", "in", "/boxes")],
+        "log": [_port("b", "in", "/boxes"), _port("internal", "in", "/untyped")],
     }  # fmt: skip
     graph = FederationGraph.from_descriptions(
         ["cam", "det", "log"], ports, after={"/boxes": 5_000_000}
@@ -203,7 +203,7 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
         "  det -> log  /boxes [any type] (after 5 ms)",
         "  cam -> det  /image [sensor_msgs/msg/Image]",
         "  det <- /config [std_msgs/msg/String] (subscribed, no publisher inside)",
-    ]
+    ]  # a loose end of no type is not drawn: nothing outside could carry it
     dot = render_federation(graph, ports, "dot")
     assert dot.startswith("digraph federation {") and dot.endswith("}")
     assert 'det -> log [label="/boxes\\nany type (after 5 ms)"];' in dot

@@ -14,10 +14,13 @@ Example (a node's callback)::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
 from hprm_bridge.rclpy.task import Future
+
+if TYPE_CHECKING:
+    from hprm_bridge.rclpy.parameter_calls import Route
 
 
 class Client:
@@ -33,6 +36,8 @@ class Client:
         self._sequence = 0
         self._destroyed = False
         self._served: bool | None = None  # known at the start: a server is connected
+        self._route: Route | None = None  # to a ported node's parameter service
+        self._via_route = False  # that route is connected (known at the start)
 
     def call_async(self, request: Any) -> Future:
         if not isinstance(request, self.srv_type.Request):
@@ -44,7 +49,12 @@ class Client:
         self._sequence += 1
         future = Future()
         self._pending[self._sequence] = future
-        self._requests.publish((self._key, self._sequence, request))
+        if self._via_route:
+            assert self._route is not None
+            call = ((self._key, self._sequence), self._route.service, request)
+            self._route.calls.publish(call)
+        else:
+            self._requests.publish((self._key, self._sequence, request))
         return future
 
     def call(self, request: Any, timeout_sec: float | None = None) -> Any:
@@ -81,8 +91,10 @@ class Client:
     def _receive(self) -> None:
         """The reply port's reaction: complete this client's futures."""
         for key, seq, response in self._replies.value:
-            if key != self._key:
-                continue
-            future = self._pending.pop(seq, None)
-            if future is not None and not future.cancelled():
-                future.set_result(response)
+            if key == self._key:
+                self._complete(seq, response)
+
+    def _complete(self, sequence: int, response: Any) -> None:
+        future = self._pending.pop(sequence, None)
+        if future is not None and not future.cancelled():
+            future.set_result(response)

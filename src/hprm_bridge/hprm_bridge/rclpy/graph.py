@@ -17,8 +17,8 @@ own endpoints are known, as under rclpy before discovery.
 
 Services the same way: each node's servers and clients (a service's name is listed
 if a node serves or calls it, as rcl lists it), and per node with the ``*_by_node``
-queries. A node's parameter services are not among them (with ``--node-services``
-the gateway serves them to ROS 2, outside the federation graph).
+queries; a node's six parameter services among them, as rclpy lists them (other
+ported nodes call them: :mod:`hprm_bridge.rclpy.parameter_calls`).
 """
 
 from __future__ import annotations

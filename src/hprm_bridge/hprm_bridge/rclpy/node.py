@@ -35,6 +35,7 @@ from hprm_bridge.rclpy import (
     federate_status,
     late_entities,
     node_reactor,
+    parameter_calls,
     parameter_service,
     rosout,
 )
@@ -144,6 +145,12 @@ class Node(GraphQueries):
         # on every node, more traffic to the gateway; see hprm_bridge README)
         self._services = os.environ.get(NODE_SERVICES) == "1"
         self._parameter_calls: Input | None = None
+        # other ported nodes' calls of its parameter services (rclpy/parameter_calls.py)
+        self._federation_calls: Input | None = None
+        if kwargs.get("start_parameter_services", True):
+            self._federation_calls, self._federation_answers = parameter_calls.serve(self, fqn)
+            for short in parameter_services.SERVICES:  # in the graph, as rclpy's
+                self._graph.add("srv", f"{fqn}/{short}", parameter_services.srv_type(short))
         if self._services:
             self._rosout = self._publisher(rosout.TOPIC, rosout.MSG_TYPE, "rosout")
             # never waited for: a call may come late, the node need not wait on the gateway
@@ -400,7 +407,8 @@ class Node(GraphQueries):
             i = late_entities.place(self.clients, "create_client", name, cls)
             old = self.clients[i]
             client = self.clients[i] = Client(cls, name, old._key, old._requests, old._replies)
-            client._served = old._served
+            client._served, client._route, client._via_route = (old._served, old._route,
+                                                                 old._via_route)  # fmt: skip
             return client
         index = len(self.clients)
         requests = self._publisher(service_ports.request_topic(name), cls._hprm_type,
@@ -408,6 +416,7 @@ class Node(GraphQueries):
         replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
         self._reactor.attach(f"client{index}_reply", replies)
         client = Client(cls, name, f"{self._unique_name()}#{index}", requests, replies)
+        client._route = parameter_calls.route(self, cls, name, index)
         self._graph.add("cli", name, cls._hprm_type)
         self.clients.append(client)
         return client
@@ -488,25 +497,19 @@ class Node(GraphQueries):
 
         self._graph.learn(graph, self._reactor.name, ROS_NODE_LABEL)
         sources = {c.src for c in graph.connections}
-        nodes = {f"{ns.rstrip('/')}/{n}" for n, ns in self._graph.node_names_and_namespaces()}
         told: set[str] = set()
         for client in self.clients:
-            client._served = f"{self._reactor.name}.{client._requests._port.name}" in sources
-            if client._served:
-                continue
+            route = client._route
+            client._via_route = route is not None and (
+                f"{self._reactor.name}.{route.calls._port.name}" in sources
+            )
+            client._served = client._via_route or (
+                f"{self._reactor.name}.{client._requests._port.name}" in sources
+            )
             action = action_ports.action_of(client.srv_name)  # its three services: once
             what = client.srv_name if action is None else f"the action {action}"
-            node, _, service = client.srv_name.rpartition("/")
-            if what in told:
-                continue
-            told.add(what)
-            if node in nodes and service in parameter_services.SERVICES:
-                self._logger.warning(
-                    f"{what}: a ported node's parameter services answer ros2 param (hprm-ros "
-                    "run --bridge --node-services), not yet another ported node's calls; its "
-                    "calls will not be answered"
-                )
-            else:
+            if not client._served and what not in told:
+                told.add(what)
                 self._logger.warning(
                     f"no node of the federation serves {what}: its calls will not be "
                     "answered (hprm-ros run --bridge carries them to a ROS 2 server)"

@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hprm_bridge.rclpy import callbacks, federate_status
+from hprm_bridge.rclpy import callbacks, federate_status, parameter_calls
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 
 if TYPE_CHECKING:
@@ -29,6 +29,10 @@ def build(node: Node) -> None:
     """Add the node's reactions to ``node._reactor``."""
     r = node._reactor
     triggers: list[Any] = [r.startup]  # lines logged while the node was built
+    if node._federation_calls is not None:
+        r.add_reaction(node._exits(lambda: parameter_calls.answer(node)),
+                       node._federation_calls, name="parameters_in_federation")  # fmt: skip
+        triggers.append(node._federation_calls)
     if node._parameter_calls is not None:
         r.add_reaction(node._answer_calls, node._parameter_calls,
                        stp_violation=node._answer_calls, name="parameters")  # fmt: skip
@@ -61,6 +65,11 @@ def build(node: Node) -> None:
         r.add_reaction(node._exits(lambda i=i: node.clients[i]._receive()), client._replies,
                        name=f"on_{client._replies.name}")  # fmt: skip
         triggers.append(client._replies)
+        if client._route is not None:  # to a ported node's parameter service
+            answers = client._route.answers
+            r.add_reaction(node._exits(lambda i=i: parameter_calls.receive(node.clients[i])),
+                           answers, name=f"on_{answers.name}")  # fmt: skip
+            triggers.append(answers)
     sleeper = node._sleeper
     if sleeper is not None:  # tasks resume after the tag's other callbacks
         r.add_reaction(node._exits(sleeper.wake, note=False), node._wake, name="wake")

@@ -5,7 +5,7 @@ The gateway carries each call to the node's federate as a tagged event
 from the node's :class:`~hprm_bridge.rclpy.node_parameters.NodeParameters`,
 with what rclpy's ``ParameterService`` (Humble) answers: a set goes through
 the same descriptor checks and ``add_on_set_parameters_callback`` callbacks as
-``node.set_parameters``, an undeclared name reads as ``NOT_SET``, and
+``node.set_parameters``, a read naming an undeclared parameter answers an empty list, and
 ``list_parameters`` filters by prefixes and depth the way rclpy does.
 """
 
@@ -72,15 +72,15 @@ def from_msg(msg: Any) -> Parameter:
 
 def answer(params: NodeParameters, service: str, request: Any) -> dict[str, Any]:
     """The response fields for one call of ``service`` (its short name)."""
+    # a read naming a parameter the node has not declared answers nothing at all (an empty
+    # list, not one entry per name: Humble's ParameterService)
+    declared = all(n in params.values for n in getattr(request, "names", ()))
     if service == "get_parameters":
-        return {"values": [to_value_msg(params.values.get(n)) for n in request.names]}
+        return {"values": [to_value_msg(params.values[n]) for n in request.names if declared]}
     if service == "get_parameter_types":
-        types = [int(params.values[n].type_) if n in params.values else 0 for n in request.names]
-        return {"types": types}
+        return {"types": [int(params.values[n].type_) for n in request.names if declared]}
     if service == "describe_parameters":
-        descriptor = messages.message_class("rcl_interfaces/msg/ParameterDescriptor")
-        return {"descriptors": [params.descriptors.get(n) or descriptor(name=n)
-                                for n in request.names]}  # fmt: skip
+        return {"descriptors": [params.descriptors[n] for n in request.names if declared]}
     if service == "set_parameters":
         return {"results": [_set(params, [from_msg(p)]) for p in request.parameters]}
     if service == "set_parameters_atomically":

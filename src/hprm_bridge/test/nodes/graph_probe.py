@@ -7,8 +7,8 @@ node, type, QoS), and whether its client and action client find a server. It
 subscribes /chatter and publishes /probe (transient local, with a deadline), which it
 also subscribes itself (sensor data QoS); it serves ~/reset, calls /add_two_ints
 (which nobody serves) and is a client of the action /fibonacci.
-ROS 2's own endpoints of every node (/rosout, /parameter_events, the parameter
-services) are left out of what it prints."""
+ROS 2's own topics of every node (/rosout, /parameter_events) are left out of what
+it prints; its parameter services are not."""
 
 import contextlib
 import json
@@ -27,8 +27,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from std_msgs.msg import Int32, String
 from std_srvs.srv import Trigger
 
-ROS_OWN = ("/rosout", "/parameter_events", "parameter", "parameters", "parameter_types",
-           "parameters_atomically")  # fmt: skip
+ROS_OWN = ("/rosout", "/parameter_events")
 
 
 def _mine(names_and_types):
