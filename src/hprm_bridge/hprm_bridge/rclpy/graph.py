@@ -101,7 +101,7 @@ class Graph:
         carry the type of the topic's other endpoints (its ports are untyped) and an
         unknown QoS: they stand for the plain ROS 2 side's, which come and go."""
         ends = [e for e in self._endpoints() if e[1] == kind and e[2] == topic]
-        known = {e[3] for e in self._endpoints() if e[2] == topic and e[3]}
+        known = {e[3] for e in self._endpoints() if e[1] in TOPIC_KINDS and e[2] == topic and e[3]}
         typed = next(iter(known)) if len(known) == 1 else ""
         return [
             endpoint_info(node if node.startswith("/") else f"/{node}", k, t, ty or typed, q, i)
