@@ -100,13 +100,16 @@ class Graph:
         """rclpy's endpoint infos of a topic's publishers or subscriptions. The gateway's
         carry the type of the topic's other endpoints (its ports are untyped) and an
         unknown QoS: they stand for the plain ROS 2 side's, which come and go."""
-        ends = [e for e in self._endpoints() if e[1] == kind and e[2] == topic]
-        known = {e[3] for e in self._endpoints() if e[1] in TOPIC_KINDS and e[2] == topic and e[3]}
+        on_topic = [e for e in self._endpoints() if e[1] in TOPIC_KINDS and e[2] == topic]
+        known = {e[3] for e in on_topic if e[3]}
         typed = next(iter(known)) if len(known) == 1 else ""
-        return [
-            endpoint_info(node if node.startswith("/") else f"/{node}", k, t, ty or typed, q, i)
-            for i, (node, k, t, ty, q) in enumerate(ends)
-        ]
+        infos, places = [], dict[str, int]()  # place: among the node's own, as every node sees
+        for node, k, t, ty, q in on_topic:
+            if k == kind:
+                place = places[node] = places.get(node, -1) + 1
+                fqn = node if node.startswith("/") else f"/{node}"
+                infos.append(endpoint_info(fqn, k, t, ty or typed, q, place))
+        return infos
 
     def names_and_types(
         self, kinds: tuple[str, ...], node: str | None = None

@@ -541,11 +541,8 @@ class Node(GraphQueries):
         self._reactor.add_reaction(self._reactor.request_stop, timer, name="stop_after")
 
     def _answer_calls(self) -> None:
-        assert self._parameter_calls is not None
-        for token, service, request in self._parameter_calls.value:
-            self._parameter_replies.publish(
-                (token, parameter_service.answer(self._params, service, request))
-            )
+        parameter_service.answer_calls(self._params, self._parameter_calls,
+                                       self._parameter_replies)  # fmt: skip
 
     def _exits(self, callback: Callable[[], None], note: bool = True) -> Callable[[], None]:
         """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way

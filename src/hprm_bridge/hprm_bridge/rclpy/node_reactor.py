@@ -15,10 +15,11 @@ tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any
 
-from hprm_bridge.rclpy import callbacks, federate_status, parameter_calls
+from hprm_bridge.rclpy import callbacks, federate_status, parameter_calls, parameter_service
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 
 if TYPE_CHECKING:
@@ -30,8 +31,10 @@ def build(node: Node) -> None:
     r = node._reactor
     triggers: list[Any] = [r.startup]  # lines logged while the node was built
     if node._federation_calls is not None:
-        r.add_reaction(node._exits(lambda: parameter_calls.answer(node)),
-                       node._federation_calls, name="parameters_in_federation")  # fmt: skip
+        answer = functools.partial(parameter_service.answer_calls, node._params,
+                                   node._federation_calls, node._federation_answers)  # fmt: skip
+        r.add_reaction(node._exits(answer), node._federation_calls,
+                       name="parameters_in_federation")  # fmt: skip
         triggers.append(node._federation_calls)
     if node._parameter_calls is not None:
         r.add_reaction(node._answer_calls, node._parameter_calls,

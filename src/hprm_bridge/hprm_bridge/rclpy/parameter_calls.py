@@ -30,7 +30,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from hprm_bridge import parameter_services
-from hprm_bridge.rclpy import parameter_service
 from hprm_core import Input
 
 if TYPE_CHECKING:
@@ -53,15 +52,6 @@ def serve(node: Node, fqn: str) -> tuple[Input, Publisher]:
     node._reactor.attach("parameter_calls_in", calls)
     answers = node._publisher(parameter_services.answer_topic(fqn), None, "parameter_answers")
     return calls, answers
-
-
-def answer(node: Node) -> None:
-    """The reaction to calls: each answered at this tag, ``(token, response fields)``."""
-    assert node._federation_calls is not None
-    for token, service, request in node._federation_calls.value:
-        node._federation_answers.publish(
-            (token, parameter_service.answer(node._params, service, request))
-        )
 
 
 def route(node: Node, srv_type: Any, name: str, index: int) -> Route | None:

@@ -131,3 +131,11 @@ def _list(names: list[str], prefixes: list[str], depth: int) -> Any:
                     add_prefix(p)
     result = messages.message_class("rcl_interfaces/msg/ListParametersResult")
     return result(names=found, prefixes=found_prefixes)
+
+
+def answer_calls(params: NodeParameters, calls: Any, replies: Any) -> None:
+    """A reaction to calls on port ``calls`` (an Input): each ``(token, service, request)``
+    answered at this tag on ``replies`` (a Publisher) as ``(token, response fields)``;
+    the gateway's (``ros2 param``) and other ported nodes' calls alike."""
+    for token, service, request in calls.value:
+        replies.publish((token, answer(params, service, request)))

@@ -28,6 +28,7 @@ from typing import Any
 
 from hprm_bridge.rclpy.duration import Duration, Infinite
 from hprm_bridge.rclpy.qos import (
+    _DURATIONS,
     DurabilityPolicy,
     HistoryPolicy,
     LivelinessPolicy,
@@ -39,7 +40,6 @@ from hprm_bridge.rclpy.qos import (
 __all__ = ["TopicEndpointInfo", "TopicEndpointTypeEnum"]
 
 GID_SIZE = 24  # rmw's RMW_GID_STORAGE_SIZE in Humble
-_DURATIONS = ("lifespan", "deadline", "liveliness_lease_duration")
 
 
 class TopicEndpointTypeEnum(enum.IntEnum):
@@ -125,7 +125,8 @@ def endpoint_info(
 ) -> TopicEndpointInfo:
     """One endpoint of the graph (``node`` fully qualified; ``qos`` its
     :func:`qos_fields`, or None: unknown, as for the gateway's, which stand for plain
-    ROS 2 endpoints that come and go)."""
+    ROS 2 endpoints that come and go; ``place`` its rank among the node's endpoints of
+    that kind on that topic, so that every node derives the same gid for it)."""
     namespace, _, name = node.rpartition("/")
     kinds = TopicEndpointTypeEnum
     gid = hashlib.sha256(f"{node}\0{kind}\0{topic}\0{place}".encode()).digest()[:16]
