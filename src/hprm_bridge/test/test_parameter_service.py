@@ -17,15 +17,17 @@ from hprm_bridge.wire.typesys import default_registry
 @pytest.fixture
 def params():
     p = NodeParameters("tuner", {})
-    for name, value in [("gain", 3), ("ids", [1, 2, 3]), ("pid.kp", 0.5), ("pid.inner.ki", 0.1),
-                        ("names", ["a", "b"]), ("fixed", True)]:  # fmt: skip
+    for name, value in [("gain", 3), ("ids", [1, 2, 3]), ("names", ["a", "b"]), ("fixed", True),
+                        ("pid.kp", 0.5), ("pid.inner.ki", 0.1)]:  # fmt: skip
         descriptor = None
         if name == "fixed":
-            descriptor = messages.message_class("rcl_interfaces/msg/ParameterDescriptor")(
-                read_only=True
-            )
-        p.declare(name, value, descriptor, False)
+            descriptor = _descriptor(read_only=True)
+        p.declare("", [(name, value, descriptor or _descriptor())], False)
     return p
+
+
+def _descriptor(**fields):
+    return messages.message_class("rcl_interfaces/msg/ParameterDescriptor")(**fields)
 
 
 def _sent(service, fields):
@@ -79,12 +81,35 @@ def test_list_filters_by_prefix_and_depth_as_rclpy(params):
         result = _sent("list_parameters", r).result
         return list(result.names), list(result.prefixes)
 
+    # in the order the node declared them, as rclpy lists them (ros2 param list sorts)
     names, prefixes = listed([], 0)
-    assert names == ["fixed", "gain", "ids", "names", "pid.inner.ki", "pid.kp"]
-    assert prefixes == ["pid.inner", "pid"]
-    assert listed([], 1) == (["fixed", "gain", "ids", "names"], [])
-    assert listed([], 2) == (["fixed", "gain", "ids", "names", "pid.kp"], ["pid"])
-    assert listed(["pid"], 0) == (["pid.inner.ki", "pid.kp"], ["pid.inner", "pid"])
+    assert names == ["gain", "ids", "names", "fixed", "pid.kp", "pid.inner.ki"]
+    assert prefixes == ["pid", "pid.inner"]
+    assert listed([], 1) == (["gain", "ids", "names", "fixed"], [])
+    assert listed([], 2) == (["gain", "ids", "names", "fixed", "pid.kp"], ["pid"])
+    assert listed(["pid"], 0) == (["pid.kp", "pid.inner.ki"], ["pid", "pid.inner"])
+
+
+def test_a_node_that_allows_undeclared_parameters_answers_for_any_name():
+    """Node(allow_undeclared_parameters=True): ros2 param get of any name answers (NOT_SET
+    where undeclared), and a set declares the parameter, dynamically typed."""
+    p = NodeParameters("open", {}, allow_undeclared=True)
+    p.declare("", [("gain", 3, _descriptor())], False)
+    names = SimpleNamespace(names=["gain", "nope"])
+    assert [v.type for v in _sent("get_parameters", answer(p, "get_parameters", names)).values] == [
+        2, 0]  # fmt: skip
+    assert list(_sent("get_parameter_types", answer(p, "get_parameter_types", names)).types) == [
+        2, 0]  # fmt: skip
+    described = _sent("describe_parameters", answer(p, "describe_parameters", names)).descriptors
+    assert [(d.name, d.type) for d in described] == [("gain", 2), ("", 0)]
+    value = messages.message_class("rcl_interfaces/msg/ParameterValue")
+    param = messages.message_class("rcl_interfaces/msg/Parameter")
+    calls = SimpleNamespace(parameters=[param(name="nope", value=value(type=4, string_value="x"))])
+    assert [r.successful for r in answer(p, "set_parameters", calls)["results"]] == [True]
+    assert p.values["nope"].value == "x" and p.descriptors["nope"].dynamic_typing
+    # a statically typed parameter without a value reads as nothing, as an undeclared one
+    p.declare("", [("typed", Parameter.Type.INTEGER)], False)
+    assert answer(p, "get_parameters", SimpleNamespace(names=["gain", "typed"])) == {"values": []}
 
 
 @pytest.mark.parametrize("value", [True, 5, 2.5, "s", [True, False], [1, 2], [0.5], ["x", "y"],

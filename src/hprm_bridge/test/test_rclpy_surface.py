@@ -148,14 +148,14 @@ def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):
         hrclpy.init(args=[])
 
 
-def _probe(tmp_path, runtime):
+def _probe(tmp_path, runtime, name="param_probe.py"):
     import subprocess
     import sys
     from pathlib import Path
 
     params = tmp_path / "params.yaml"
     params.write_text(PARAMS)
-    probe = Path(__file__).parent / "nodes" / "param_probe.py"
+    probe = Path(__file__).parent / "nodes" / name
     if runtime == "hprm":
         # as hprm_bridge.porting runs a node file, with the probe's argv[1]
         cmd = [sys.executable, "-c",
@@ -443,3 +443,47 @@ def test_a_node_hears_what_it_publishes_under_real_rclpy_too(rclpy_until_stop):
     lines = rclpy_until_stop([SELF_LISTENER])
     heard = [int(x.split()[1]) for x in lines if x.startswith("HEARD")]
     assert heard == [1, 2, 3, 4, 5], lines
+
+
+def test_undeclared_and_typed_parameters_follow_rclpy_under_hprm(tmp_path):
+    import json
+
+    seen = json.loads(_probe(tmp_path, "hprm", "open_params_probe.py"))
+    opened, plain = seen["open"], seen["plain"]
+    # automatically_declare_parameters_from_overrides: every -p, typed by its value
+    assert opened["declared"] == ["gain", "label", "speed", "tags", "use_sim_time"]
+    assert opened["given"][3] == ["param", "tags", 9, ["a", "b"]]
+    # allow_undeclared_parameters: an undeclared name reads as NOT_SET, a set declares it
+    assert opened["missing"] == ["param", "missing", 0, None]
+    assert opened["types"] == [2, ["type", 0], 4]
+    assert opened["set_new"] == [["result", True, ""]]
+    assert opened["new_descriptor"][3] is True  # dynamically typed
+    assert opened["retype_new"] == [["result", True, ""]]
+    assert opened["retype_given"][0][1] is False  # declared from an override: static
+    assert opened["unset"] == [["result", True, ""]] and opened["has_unset"] is False
+    assert opened["calls"] == [["fresh"], ["fresh"], ["a", "b"], ["fresh"]]
+    assert plain["has_given"] is False  # overrides declare nothing by themselves
+    # declared with a type and no value: no value to read until one is set
+    assert plain["typed_get"][0] == "ParameterUninitializedException"
+    assert plain["typed_set"] == [["result", True, ""]]
+    assert plain["typed_now"] == ["param", "typed", 2, 4]
+    assert plain["typed_given"] == ["param", "gain", 2, 2]
+    assert plain["int_for_float"] == [  # a -p speed:=3 for a float parameter: refused
+        "InvalidParameterTypeException",
+        "Trying to set parameter 'speed' to '3' of type 'INTEGER', expecting type 'DOUBLE'",
+    ]
+    assert plain["name_only_descriptor"] == ["descriptor", "loose", 2, True, False]
+    assert plain["no_value_set"][0][1] is False
+    wrong = ["not_set_type", "typed_dynamic", "empty_name", "long_tuple", "name_not_str",
+             "not_descriptor"]  # fmt: skip
+    assert [plain[w][0] for w in wrong] == ["ValueError", "ValueError", "InvalidParameterException",
+                                            "TypeError", "TypeError", "TypeError"]  # fmt: skip
+
+
+@pytest.mark.ros2
+def test_undeclared_and_typed_parameters_match_real_rclpy(tmp_path):
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    name = "open_params_probe.py"
+    assert _probe(tmp_path, "hprm", name) == _probe(tmp_path, "rclpy", name)

@@ -9,6 +9,7 @@ __all__ = [
     "InvalidHandle",
     "InvalidNamespaceException",
     "InvalidNodeNameException",
+    "InvalidParameterException",
     "InvalidParameterTypeException",
     "InvalidParameterValueException",
     "InvalidServiceNameException",
@@ -18,6 +19,7 @@ __all__ = [
     "ParameterException",
     "ParameterImmutableException",
     "ParameterNotDeclaredException",
+    "ParameterUninitializedException",
     "UnsupportedError",
 ]
 
@@ -112,3 +114,15 @@ class InvalidParameterValueException(ParameterException):
 class ParameterImmutableException(ParameterException):
     def __init__(self, parameter: Any, *args: Any) -> None:
         Exception.__init__(self, "Attempted to modify read-only parameter", parameter)
+
+
+class InvalidParameterException(ParameterException):
+    def __init__(self, parameter: Any, *args: Any) -> None:
+        Exception.__init__(self, "Invalid parameter name", parameter)
+
+
+class ParameterUninitializedException(ParameterException):
+    """A statically typed parameter read before it has a value."""
+
+    def __init__(self, parameter_name: str, *args: Any) -> None:
+        Exception.__init__(self, f"The parameter '{parameter_name}' is not initialized")

@@ -54,7 +54,7 @@ from hprm_bridge.rclpy.exceptions import (
 from hprm_bridge.rclpy.graph import Graph, GraphQueries
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
-from hprm_bridge.rclpy.node_parameters import NodeParameters
+from hprm_bridge.rclpy.node_parameters import NodeParameters, _descriptor
 from hprm_bridge.rclpy.parameter import Parameter, params_from_file
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
@@ -99,6 +99,8 @@ class Node(GraphQueries):
         context: Any = None,
         cli_args: list[str] | None = None,
         parameter_overrides: list[Any] | None = None,
+        allow_undeclared_parameters: bool = False,
+        automatically_declare_parameters_from_overrides: bool = False,
         **kwargs: Any,
     ) -> None:
         from hprm_bridge import rclpy
@@ -123,10 +125,16 @@ class Node(GraphQueries):
         overrides.update(ros.params)
         for param in parameter_overrides or ():
             overrides[param.name] = param.value
-        self._params = NodeParameters(node_name, overrides)
+        self._params = NodeParameters(
+            node_name, overrides, allow_undeclared=allow_undeclared_parameters
+        )
+        if automatically_declare_parameters_from_overrides:
+            self._params.declare("", [(n, v, _descriptor()) for n, v in overrides.items()], True)
         # Every rclpy node declares it (ros2 param list shows it). Here time is the
         # federation's logical time whatever it says: true is accepted and reported.
-        if self._params.declare("use_sim_time", False, None, False).value:
+        if "use_sim_time" not in self._params.values:
+            self._params.declare("", [("use_sim_time", False, _descriptor())], False)
+        if self._params.values["use_sim_time"].value:
             logging.getLogger("hprm.rclpy").warning(
                 "node %s: use_sim_time is true, but an HPRM federate's clock is the federation's "
                 "logical time (no /clock subscription)",
@@ -220,16 +228,16 @@ class Node(GraphQueries):
     def declare_parameter(
         self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False
     ) -> Parameter:
-        return self._params.declare(name, value, descriptor, ignore_override)
+        if value is None and descriptor is None:
+            entry: tuple[Any, ...] = (name,)  # dynamically typed, as rclpy's
+        else:
+            entry = (name, value, _descriptor() if descriptor is None else descriptor)
+        return self._params.declare("", [entry], ignore_override)[0]
 
     def declare_parameters(
         self, namespace: str, parameters: list[tuple[Any, ...]], ignore_override: bool = False
     ) -> list[Parameter]:
-        prefix = f"{namespace}." if namespace else ""
-        return [
-            self.declare_parameter(prefix + p[0], *p[1:3], ignore_override=ignore_override)
-            for p in parameters
-        ]
+        return self._params.declare(namespace, list(parameters), ignore_override)
 
     def has_parameter(self, name: str) -> bool:
         return name in self._params.values
@@ -240,10 +248,16 @@ class Node(GraphQueries):
     def get_parameter_or(self, name: str, alternative_value: Any = None) -> Parameter:
         if alternative_value is None:
             alternative_value = Parameter(name, Parameter.Type.NOT_SET)
-        return self._params.values.get(name, alternative_value)
+        return self._params.get_or(name, alternative_value)
 
     def get_parameters(self, names: list[str]) -> list[Parameter]:
         return [self.get_parameter(n) for n in names]
+
+    def get_parameter_type(self, name: str) -> Any:
+        return self._params.get_type(name)
+
+    def get_parameter_types(self, names: list[str]) -> list[Any]:
+        return [self._params.get_type(n) for n in names]
 
     def get_parameters_by_prefix(self, prefix: str) -> dict[str, Parameter]:
         start = f"{prefix}." if prefix else ""

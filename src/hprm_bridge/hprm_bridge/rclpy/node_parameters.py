@@ -6,21 +6,28 @@ replaces the default at declaration, if its type agrees; a parameter keeps
 its declared type unless its descriptor allows ``dynamic_typing``;
 ``read_only``, ``integer_range`` and ``floating_point_range`` are checked on
 every set; callbacks added with ``add_on_set_parameters_callback`` (newest
-first) may refuse a change with a reason; setting an undeclared parameter
-raises. :class:`~hprm_bridge.rclpy.node.Node` delegates to this object.
+first) may refuse a change with a reason, a declaration included; setting an
+undeclared parameter raises, unless the node allows undeclared parameters
+(then it is declared, dynamically typed). :class:`~hprm_bridge.rclpy.node.Node`
+delegates to this object.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge import messages
 from hprm_bridge.rclpy.exceptions import (
+    InvalidParameterException,
     InvalidParameterTypeException,
+    InvalidParameterValueException,
     ParameterAlreadyDeclaredException,
+    ParameterImmutableException,
     ParameterNotDeclaredException,
+    ParameterUninitializedException,
 )
 from hprm_bridge.rclpy.parameter import Parameter
 
@@ -32,8 +39,12 @@ def _result(successful: bool, reason: str = "") -> Any:
     return cls(successful=successful, reason=reason)
 
 
+def _descriptor_class() -> Any:
+    return messages.message_class("rcl_interfaces/msg/ParameterDescriptor")
+
+
 def _descriptor(**fields: Any) -> Any:
-    return messages.message_class("rcl_interfaces/msg/ParameterDescriptor")(**fields)
+    return _descriptor_class()(**fields)
 
 
 def _type_name(t: Any) -> str:
@@ -41,9 +52,14 @@ def _type_name(t: Any) -> str:
 
 
 class NodeParameters:
-    def __init__(self, node_name: str, overrides: dict[str, Any]) -> None:
+    def __init__(
+        self, node_name: str, overrides: dict[str, Any], *, allow_undeclared: bool = False
+    ) -> None:
         self._node = node_name
-        self._overrides = overrides
+        self.overrides = overrides
+        # Node(allow_undeclared_parameters=True): reads of an undeclared name answer NOT_SET,
+        # and a set declares it (dynamically typed)
+        self.allow_undeclared = allow_undeclared
         self.values: dict[str, Parameter] = {}
         self.descriptors: dict[str, Any] = {}
         self.callbacks: list[Callable[[list[Parameter]], Any]] = []
@@ -55,41 +71,78 @@ class NodeParameters:
 
     # -- declaring -------------------------------------------------------------------
 
-    def declare(self, name: str, value: Any, descriptor: Any, ignore_override: bool) -> Parameter:
-        if name in self.values:
-            raise ParameterAlreadyDeclaredException([name])
-        if isinstance(value, Parameter.Type):  # declare_parameter(name, Parameter.Type.X)
+    def declare(
+        self, namespace: str, entries: list[tuple[Any, ...]], ignore_override: bool
+    ) -> list[Parameter]:
+        """rclpy's ``declare_parameters``. An entry is ``(name,)`` (dynamically typed:
+        deprecated, and warned of, in Humble), ``(name, Parameter.Type.X)`` (statically
+        typed, no value until one is given or set) or ``(name, value[, descriptor])``
+        (typed by the value unless the descriptor says ``dynamic_typing``). An override
+        replaces the value and must have the declared type (a ``-p speed:=3`` for a
+        float parameter is refused, as Humble refuses it). The declarations pass the
+        set callbacks; a refused one raises, and those after it are not declared."""
+        params: list[Parameter] = []
+        descriptors: dict[str, Any] = {}
+        for index, entry in enumerate(entries):
+            if not 1 <= len(entry) <= 3:
+                raise TypeError(
+                    f"parameter {index} of the list is {entry!r}: a declaration is (name,), "
+                    "(name, type) or (name, value[, descriptor])"
+                )
+            name, second = entry[0], entry[1] if len(entry) > 1 else None
+            descriptor = entry[2] if len(entry) > 2 else _descriptor()
+            if not isinstance(name, str):
+                raise TypeError(f"parameter {index} of the list is named {name!r}, not a str")
+            if not isinstance(descriptor, _descriptor_class()):
+                raise TypeError(
+                    f"parameter {index} ({name}) has {descriptor!r} for its descriptor, not a "
+                    "ParameterDescriptor"
+                )
             value = None
-        descriptor = descriptor if descriptor is not None else _descriptor()
-        descriptor.name = name
-        if name in self._overrides and not ignore_override:
-            given = self._overrides[name]
-            if value is not None and given is not None and not descriptor.dynamic_typing:
-                want, got = (Parameter.Type.from_parameter_value(v) for v in (value, given))
-                if want == Parameter.Type.DOUBLE and got == Parameter.Type.INTEGER:
-                    given = float(given)  # a YAML 2 for a float parameter, as rcl reads it
-                elif want != got:
-                    raise InvalidParameterTypeException(Parameter(name, value=given), want.name)
-            value = given
-        param = Parameter(name, value=value)
-        if not descriptor.dynamic_typing:
-            descriptor.type = int(param.type_)
-        result = self._check(param, descriptor, check_read_only=False)
-        if not result.successful:
-            from hprm_bridge.rclpy.exceptions import InvalidParameterValueException
-
-            raise InvalidParameterValueException(name, value, result.reason)
-        self.values[name] = param
-        self.descriptors[name] = descriptor
-        self.on_change([param], [], [])
-        return param
+            if len(entry) == 1:
+                warnings.warn(
+                    f"parameter {name!r} is declared by name only (deprecated in Humble): give "
+                    "it a default value, a Parameter.Type, or a descriptor with "
+                    "dynamic_typing=True",
+                    stacklevel=3,
+                )
+                descriptor.dynamic_typing = True
+            if isinstance(second, Parameter.Type):
+                if second == Parameter.Type.NOT_SET:
+                    raise ValueError(f"parameter {name!r}: a static type cannot be NOT_SET")
+                if descriptor.dynamic_typing:
+                    raise ValueError(
+                        f"parameter {name!r}: given a type and a descriptor with "
+                        "dynamic_typing=True (one or the other)"
+                    )
+                descriptor.type = int(second)
+            else:
+                value = second
+                if value is not None and not descriptor.dynamic_typing:
+                    descriptor.type = int(Parameter.Type.from_parameter_value(value))
+            if not ignore_override and name in self.overrides:
+                value = self.overrides[name]
+            name = f"{namespace}.{name}" if namespace else name
+            if not name:
+                raise InvalidParameterException(name)
+            params.append(Parameter(name, value=value))
+            descriptors[name] = descriptor
+        already = [p.name for p in params if p.name in self.values]
+        if already:
+            raise ParameterAlreadyDeclaredException(already)
+        for p in params:
+            result = self._set([p], descriptors, keep_unset=True)
+            if not result.successful:
+                if result.reason.startswith("Wrong parameter type"):
+                    expected = Parameter.Type(descriptors[p.name].type).name
+                    raise InvalidParameterTypeException(p, expected)
+                raise InvalidParameterValueException(p.name, p.value, result.reason)
+        return [self.values[p.name] for p in params]
 
     def undeclare(self, name: str) -> None:
         if name not in self.values:
             raise ParameterNotDeclaredException([name])
         if self.descriptors[name].read_only:
-            from hprm_bridge.rclpy.exceptions import ParameterImmutableException
-
             raise ParameterImmutableException(name)
         del self.values[name], self.descriptors[name]
         self.on_change([], [], [Parameter(name)])
@@ -97,56 +150,96 @@ class NodeParameters:
     # -- reading ---------------------------------------------------------------------
 
     def get(self, name: str) -> Parameter:
-        if name not in self.values:
-            raise ParameterNotDeclaredException(name)
-        return self.values[name]
+        """A declared parameter; one statically typed and still without a value raises
+        (dynamically typed, it reads as NOT_SET)."""
+        if name in self.values:
+            p = self.values[name]
+            if p.type_ != Parameter.Type.NOT_SET or self.descriptors[name].dynamic_typing:
+                return p
+            raise ParameterUninitializedException(name)
+        if self.allow_undeclared:
+            return Parameter(name, Parameter.Type.NOT_SET, None)
+        raise ParameterNotDeclaredException(name)
+
+    def get_or(self, name: str, alternative: Parameter) -> Parameter:
+        p = self.values.get(name)
+        return alternative if p is None or p.type_ == Parameter.Type.NOT_SET else p
+
+    def get_type(self, name: str) -> Any:
+        if name in self.values:
+            return int(self.values[name].type_)  # an int, as rclpy's (its NOT_SET below is not)
+        if self.allow_undeclared:
+            return Parameter.Type.NOT_SET
+        raise ParameterNotDeclaredException(name)
 
     def describe(self, name: str) -> Any:
-        if name not in self.descriptors:
-            raise ParameterNotDeclaredException(name)
-        return self.descriptors[name]
+        if name in self.descriptors:
+            return self.descriptors[name]
+        if self.allow_undeclared:
+            return _descriptor()
+        raise ParameterNotDeclaredException(name)
 
     # -- setting ---------------------------------------------------------------------
 
     def set_each(self, params: list[Parameter]) -> list[Any]:
-        """``set_parameters``: one by one; an undeclared one raises, and
-        those after it are not tried (those before stay set)."""
+        """``set_parameters``: one by one; an undeclared one raises (unless undeclared
+        parameters are allowed), and those after it are not tried (those before stay set)."""
         results = []
         for p in params:
             self._require_declared([p])
-            results.append(self.set_atomically([p]))
+            results.append(self._set([p]))
         return results
 
     def set_atomically(self, params: list[Parameter]) -> Any:
         """All or none: descriptors, then the callbacks (newest first)."""
         self._require_declared(params)
+        return self._set(params)
+
+    def _set(
+        self, params: list[Parameter], descriptors: dict[str, Any] | None = None,
+        *, keep_unset: bool = False,
+    ) -> Any:  # fmt: skip
+        """Check ``params`` against ``descriptors`` (new ones: a declaration) or the
+        stored ones (read-only checked), ask the callbacks, then store them. A NOT_SET
+        value deletes its parameter, unless ``keep_unset`` (a declaration without a
+        value). A name without a descriptor (an undeclared one, where allowed) is
+        stored dynamically typed."""
+        table = self.descriptors if descriptors is None else descriptors
         for p in params:
-            result = self._check(p, self.descriptors[p.name], check_read_only=True)
-            if not result.successful:
-                return result
+            if p.name in table:
+                result = self._check(p, table[p.name], check_read_only=descriptors is None)
+                if not result.successful:
+                    return result
         for callback in list(self.callbacks):
             result = callback(list(params))
             if not result.successful:
                 return result
-        changed, deleted = [], []
+        new, changed, deleted = [], [], []
         for p in params:
-            if p.type_ == Parameter.Type.NOT_SET:
-                del self.values[p.name], self.descriptors[p.name]
+            if p.type_ == Parameter.Type.NOT_SET and not keep_unset:
+                self.values.pop(p.name, None)
+                self.descriptors.pop(p.name, None)
                 deleted.append(p)
-            else:
-                self.values[p.name] = p
-                changed.append(p)
-        self.on_change([], changed, deleted)
+                continue
+            if descriptors is not None:
+                self.descriptors[p.name] = descriptors[p.name]
+            elif p.name not in self.descriptors:
+                self.descriptors[p.name] = _descriptor(dynamic_typing=True)
+            old = self.values.get(p.name)
+            (new if old is None or old.type_ == Parameter.Type.NOT_SET else changed).append(p)
+            self.values[p.name] = p
+        self.on_change(new, changed, deleted)
         return _result(True)
 
     def _require_declared(self, params: list[Parameter]) -> None:
         if not all(isinstance(p, Parameter) for p in params):
             raise TypeError(f"parameter must be instance of type '{Parameter!r}'")
         missing = [p.name for p in params if p.name not in self.values]
-        if missing:
+        if missing and not self.allow_undeclared:
             raise ParameterNotDeclaredException(missing)
 
     def _check(self, p: Parameter, d: Any, check_read_only: bool) -> Any:
+        d.name = p.name
         if check_read_only and d.read_only:
             return _result(False, f"Trying to set a read-only parameter: {p.name}.")
         if d.dynamic_typing:

@@ -11,10 +11,14 @@ the same descriptor checks and ``add_on_set_parameters_callback`` callbacks as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge import messages
-from hprm_bridge.rclpy.exceptions import ParameterNotDeclaredException
+from hprm_bridge.rclpy.exceptions import (
+    ParameterNotDeclaredException,
+    ParameterUninitializedException,
+)
 from hprm_bridge.rclpy.node_parameters import NodeParameters, _result
 from hprm_bridge.rclpy.parameter import Parameter
 
@@ -72,23 +76,30 @@ def from_msg(msg: Any) -> Parameter:
 
 def answer(params: NodeParameters, service: str, request: Any) -> dict[str, Any]:
     """The response fields for one call of ``service`` (its short name)."""
-    # a read naming a parameter the node has not declared answers nothing at all (an empty
-    # list, not one entry per name: Humble's ParameterService)
-    declared = all(n in params.values for n in getattr(request, "names", ()))
     if service == "get_parameters":
-        return {"values": [to_value_msg(params.values[n]) for n in request.names if declared]}
+        return {"values": [to_value_msg(p) for p in _each(params.get, request.names)]}
     if service == "get_parameter_types":
-        return {"types": [int(params.values[n].type_) for n in request.names if declared]}
+        return {"types": [int(t) for t in _each(params.get_type, request.names)]}
     if service == "describe_parameters":
-        return {"descriptors": [params.descriptors[n] for n in request.names if declared]}
+        return {"descriptors": _each(params.describe, request.names)}
     if service == "set_parameters":
         return {"results": [_set(params, [from_msg(p)]) for p in request.parameters]}
     if service == "set_parameters_atomically":
         return {"result": _set(params, [from_msg(p) for p in request.parameters])}
     if service == "list_parameters":
-        return {"result": _list(sorted(params.values), list(request.prefixes),
+        return {"result": _list(list(params.values), list(request.prefixes),
                                 int(request.depth))}  # fmt: skip
     raise ValueError(f"no parameter service {service!r}")
+
+
+def _each(read: Callable[[str], Any], names: list[str]) -> list[Any]:
+    """``read`` of every name, or nothing at all if one is not declared or has no value
+    yet (an empty list, not one entry per name: Humble's ParameterService). Where the node
+    allows undeclared parameters, an undeclared name reads as NOT_SET."""
+    try:
+        return [read(n) for n in names]
+    except (ParameterNotDeclaredException, ParameterUninitializedException):
+        return []
 
 
 def _set(params: NodeParameters, given: list[Parameter]) -> Any:

@@ -253,7 +253,7 @@ class LifecycleNodeMixin(ManagedEntity):
         node: Any = self
         if not node._finalized:
             label = self._state_machine.current_state[1]
-            start = node._params._overrides.get(START_PARAMETER, "active")
+            start = node._params.overrides.get(START_PARAMETER, "active")
             if start not in ("active", "inactive"):
                 raise ValueError(
                     f"parameter {START_PARAMETER} of {node.get_fully_qualified_name()}: "
