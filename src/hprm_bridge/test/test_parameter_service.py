@@ -123,3 +123,22 @@ def test_values_round_trip_through_parameter_messages(value):
         assert bytes(b[0] if isinstance(b, bytes) else b for b in back.value) == value
     else:
         assert back.value == value
+
+
+def test_parameter_events_tell_new_from_changed_and_deleted():
+    """What /parameter_events carries (rclpy's rule): a parameter is new when it had no
+    value before (a declaration, a first set of one declared with only a type, an
+    undeclared one set where allowed), changed otherwise; a NOT_SET value deletes it."""
+    p = NodeParameters("open", {}, allow_undeclared=True)
+    events = []
+    p.on_change = lambda new, changed, deleted: events.append(
+        tuple([q.name for q in group] for group in (new, changed, deleted))
+    )
+    p.declare("", [("gain", 3, _descriptor()), ("typed", Parameter.Type.INTEGER)], False)
+    p.set_each([Parameter("gain", value=4), Parameter("typed", value=1)])
+    p.set_atomically([Parameter("fresh", value="x"), Parameter("gain", value=5)])
+    p.set_each([Parameter("fresh")])
+    assert events == [
+        (["gain"], [], []), (["typed"], [], []), ([], ["gain"], []), (["typed"], [], []),
+        (["fresh"], ["gain"], []), ([], [], ["fresh"]),
+    ]  # fmt: skip
