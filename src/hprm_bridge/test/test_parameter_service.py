@@ -9,7 +9,7 @@ import pytest
 from hprm_bridge import messages, parameter_services
 from hprm_bridge.rclpy.node_parameters import NodeParameters
 from hprm_bridge.rclpy.parameter import Parameter
-from hprm_bridge.rclpy.parameter_service import answer, from_msg, to_value_msg
+from hprm_bridge.rclpy.parameter_service import answer
 from hprm_bridge.wire.service import envelope_types
 from hprm_bridge.wire.typesys import default_registry
 
@@ -113,16 +113,27 @@ def test_a_node_that_allows_undeclared_parameters_answers_for_any_name():
 
 
 @pytest.mark.parametrize("value", [True, 5, 2.5, "s", [True, False], [1, 2], [0.5], ["x", "y"],
-                                   b"\x01\x02"])  # fmt: skip
+                                   [b"\x01", b"\x02"], b"\x01\x02"])  # fmt: skip
 def test_values_round_trip_through_parameter_messages(value):
     p = Parameter("p", value=value)
-    msg = messages.message_class("rcl_interfaces/msg/Parameter")(name="p", value=to_value_msg(p))
-    back = from_msg(msg)
+    back = Parameter.from_parameter_msg(p.to_parameter_msg())
     assert back.type_ == p.type_
-    if isinstance(value, bytes):
-        assert bytes(b[0] if isinstance(b, bytes) else b for b in back.value) == value
+    if isinstance(value, bytes):  # HPRM takes bytes; it comes back as rclpy's 1-byte list
+        assert back.value == [b"\x01", b"\x02"]
+    elif isinstance(value, list) and isinstance(value[0], (int, float)) and value[0] is not True:
+        assert type(back.value).__name__ == "array" and list(back.value) == value  # as rclpy
     else:
         assert back.value == value
+
+
+def test_a_parameter_refuses_a_value_of_another_type():
+    with pytest.raises(ValueError, match="not a value of type DOUBLE"):
+        Parameter("rate", Parameter.Type.DOUBLE, 1)
+    with pytest.raises(ValueError, match="not a value of type INTEGER"):
+        Parameter("count", Parameter.Type.INTEGER, True)
+    with pytest.raises(TypeError, match="not a parameter value"):
+        Parameter("mixed", value=[1, "a"])
+    assert Parameter("ids", Parameter.Type.INTEGER_ARRAY, [1, 2]).value == [1, 2]
 
 
 def test_parameter_events_tell_new_from_changed_and_deleted():

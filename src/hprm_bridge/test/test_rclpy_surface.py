@@ -474,6 +474,15 @@ def test_undeclared_and_typed_parameters_follow_rclpy_under_hprm(tmp_path):
     ]
     assert plain["name_only_descriptor"] == ["descriptor", "loose", 2, True, False]
     assert plain["no_value_set"][0][1] is False
+    # parameters as messages: the tutorial's get_parameter_value(), clients' conversions
+    as_msgs = seen["messages"]
+    assert as_msgs["tutorial"] == "front" and as_msgs["value_type"] == 2
+    assert as_msgs["msg"] == ["ids", 7, [1, 2]]
+    assert as_msgs["back"] == [["param", "ids", 7, [1, 2]], "array"]  # rclpy's array.array
+    assert as_msgs["to_python"] == ["list", "list", "NoneType"]
+    assert as_msgs["checks"] == [True, False, True, True]
+    assert [as_msgs[k][0] for k in ("disagree", "mixed", "not_a_type")] == [
+        "ValueError", "TypeError", "TypeError"]  # fmt: skip
     wrong = ["not_set_type", "typed_dynamic", "empty_name", "long_tuple", "name_not_str",
              "not_descriptor"]  # fmt: skip
     assert [plain[w][0] for w in wrong] == ["ValueError", "ValueError", "InvalidParameterException",

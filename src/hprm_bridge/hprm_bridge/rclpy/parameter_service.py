@@ -20,27 +20,10 @@ from hprm_bridge.rclpy.exceptions import (
     ParameterUninitializedException,
 )
 from hprm_bridge.rclpy.node_parameters import NodeParameters, _result
-from hprm_bridge.rclpy.parameter import Parameter
+from hprm_bridge.rclpy.parameter import PARAMETER_SEPARATOR_STRING, Parameter
 
-_FIELDS = {1: "bool_value", 2: "integer_value", 3: "double_value", 4: "string_value",
-           5: "byte_array_value", 6: "bool_array_value", 7: "integer_array_value",
-           8: "double_array_value", 9: "string_array_value"}  # fmt: skip
-_SEP = "."
 EVENTS_TOPIC = "/parameter_events"
 EVENT_TYPE = "rcl_interfaces/msg/ParameterEvent"
-
-
-def to_value_msg(p: Parameter | None) -> Any:
-    """``rcl_interfaces/msg/ParameterValue`` of a parameter (NOT_SET for None)."""
-    msg = messages.message_class("rcl_interfaces/msg/ParameterValue")()
-    if p is None or p.type_ == Parameter.Type.NOT_SET:
-        return msg
-    msg.type = int(p.type_)
-    value = p.value
-    if p.type_ == Parameter.Type.BYTE_ARRAY:
-        value = [bytes([b]) if isinstance(b, int) else b for b in value]
-    setattr(msg, _FIELDS[int(p.type_)], list(value) if isinstance(value, tuple) else value)
-    return msg
 
 
 def event(
@@ -51,8 +34,7 @@ def event(
     when node ``node`` (its full name) declares, sets or deletes parameters."""
 
     def msgs(params: list[Parameter]) -> list[Any]:
-        parameter = messages.message_class("rcl_interfaces/msg/Parameter")
-        return [parameter(name=p.name, value=to_value_msg(p)) for p in params]
+        return [p.to_parameter_msg() for p in params]
 
     stamp = messages.message_class("builtin_interfaces/msg/Time")(
         sec=now_ns // 1_000_000_000, nanosec=now_ns % 1_000_000_000
@@ -63,29 +45,22 @@ def event(
     )  # fmt: skip
 
 
-def from_msg(msg: Any) -> Parameter:
-    """The Parameter a ``rcl_interfaces/msg/Parameter`` sets."""
-    kind = int(msg.value.type)
-    if kind == 0:
-        return Parameter(msg.name, Parameter.Type.NOT_SET)
-    value = getattr(msg.value, _FIELDS[kind])
-    if kind >= 5:  # arrays arrive as numpy arrays or lists: plain Python, as rclpy has
-        value = [v.item() if hasattr(v, "item") else v for v in value]
-    return Parameter(msg.name, Parameter.Type(kind), value)
-
-
 def answer(params: NodeParameters, service: str, request: Any) -> dict[str, Any]:
     """The response fields for one call of ``service`` (its short name)."""
     if service == "get_parameters":
-        return {"values": [to_value_msg(p) for p in _each(params.get, request.names)]}
+        return {"values": [p.get_parameter_value() for p in _each(params.get, request.names)]}
     if service == "get_parameter_types":
         return {"types": [int(t) for t in _each(params.get_type, request.names)]}
     if service == "describe_parameters":
         return {"descriptors": _each(params.describe, request.names)}
     if service == "set_parameters":
-        return {"results": [_set(params, [from_msg(p)]) for p in request.parameters]}
+        return {
+            "results": [_set(params, [Parameter.from_parameter_msg(p)]) for p in request.parameters]
+        }
     if service == "set_parameters_atomically":
-        return {"result": _set(params, [from_msg(p) for p in request.parameters])}
+        return {
+            "result": _set(params, [Parameter.from_parameter_msg(p) for p in request.parameters])
+        }
     if service == "list_parameters":
         return {"result": _list(list(params.values), list(request.prefixes),
                                 int(request.depth))}  # fmt: skip
@@ -122,21 +97,21 @@ def _list(names: list[str], prefixes: list[str], depth: int) -> Any:
 
     dotted = []
     for name in names:
-        if _SEP in name:
+        if PARAMETER_SEPARATOR_STRING in name:
             dotted.append(name)
         elif not prefixes or any(name.startswith(p) for p in prefixes):
             found.append(name)
     if depth != 1:
         for name in dotted:
-            if depth and name.count(_SEP) >= depth:
+            if depth and name.count(PARAMETER_SEPARATOR_STRING) >= depth:
                 continue
-            own = name.rsplit(_SEP, 1)[0]
+            own = name.rsplit(PARAMETER_SEPARATOR_STRING, 1)[0]
             if not prefixes:
                 found.append(name)
                 add_prefix(own)
                 continue
             for p in prefixes:
-                if name.startswith(p + _SEP):
+                if name.startswith(p + PARAMETER_SEPARATOR_STRING):
                     found.append(name)
                     add_prefix(own)
                     add_prefix(p)

@@ -7,9 +7,9 @@ import json
 import warnings
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
+from rcl_interfaces.msg import ParameterDescriptor, ParameterValue, SetParametersResult
 from rclpy.node import Node
-from rclpy.parameter import Parameter
+from rclpy.parameter import Parameter, parameter_value_to_python
 
 rclpy.init(args=["probe", "--ros-args", "-p", "gain:=2", "-p", "label:=front",
                  "-p", "speed:=3", "-p", "tags:=[a,b]"])  # fmt: skip
@@ -17,8 +17,8 @@ rclpy.init(args=["probe", "--ros-args", "-p", "gain:=2", "-p", "label:=front",
 
 def show(r):
     if isinstance(r, Parameter):
-        return ["param", r.name, r.type_.value, list(r.value) if isinstance(r.value, (list, tuple))
-                else r.value]  # fmt: skip
+        listed = isinstance(r.value, (list, tuple)) or type(r.value).__name__ == "array"
+        return ["param", r.name, r.type_.value, list(r.value) if listed else r.value]
     if isinstance(r, Parameter.Type):
         return ["type", r.value]
     if isinstance(r, SetParametersResult):
@@ -120,6 +120,38 @@ with warnings.catch_warnings():
         "undeclare_typed": attempt(lambda: plain.set_parameters([Parameter("typed")])),
         "declared": sorted(plain.get_parameters_by_prefix("")),
     }
+
+# Parameters as messages: what parameter clients and set-callbacks handle.
+ids = Parameter("ids", value=[1, 2])
+msg = ids.to_parameter_msg()
+back = Parameter.from_parameter_msg(msg)
+seen["messages"] = {
+    "tutorial": node.get_parameter("label").get_parameter_value().string_value,
+    "value_type": node.get_parameter("gain").get_parameter_value().type,
+    "msg": [msg.name, msg.value.type, list(msg.value.integer_array_value)],
+    "back": [show(back), type(back.value).__name__],
+    "bytes": [
+        list(Parameter("b", value=[b"\x01", b"\x02"]).get_parameter_value().byte_array_value)
+        == [b"\x01", b"\x02"]
+    ],
+    "to_python": [
+        type(v).__name__
+        for v in (
+            parameter_value_to_python(ParameterValue(type=8, double_array_value=[0.5])),
+            parameter_value_to_python(ParameterValue(type=9, string_array_value=["a"])),
+            parameter_value_to_python(ParameterValue()),
+        )
+    ],
+    "checks": [
+        Parameter.Type.DOUBLE.check(1.0),
+        Parameter.Type.DOUBLE.check(1),
+        Parameter.Type.INTEGER_ARRAY.check([1, 2]),
+        Parameter.Type.NOT_SET.check(None),
+    ],
+    "disagree": attempt(lambda: Parameter("rate", Parameter.Type.DOUBLE, 1)),
+    "mixed": attempt(lambda: Parameter("mixed", value=[1, "a"])),
+    "not_a_type": attempt(lambda: Parameter("x", 3, 1)),
+}
 print(json.dumps(seen, sort_keys=True))
 node.destroy_node()
 plain.destroy_node()
