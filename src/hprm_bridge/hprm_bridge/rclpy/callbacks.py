@@ -65,9 +65,7 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
 
 def tick(timers: list[TimerHandle], i: int) -> Callable[[], None]:
     def tick() -> None:
-        handle = timers[i]
-        if not handle.cancelled:
-            handle.callback()
+        timers[i]._call()
 
     return tick
 

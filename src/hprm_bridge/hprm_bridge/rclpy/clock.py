@@ -43,5 +43,12 @@ class Clock:
         except Exception:
             return None
 
+    def start_ns(self) -> int | None:
+        """The federation's start in logical ns, None before it."""
+        try:
+            return int(self._reactor.start_time)
+        except Exception:
+            return None
+
     def now(self) -> Time:
         return Time(nanoseconds=self.now_ns())

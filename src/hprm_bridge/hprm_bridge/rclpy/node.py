@@ -370,11 +370,11 @@ class Node(GraphQueries):
             timer = self._timers[i]._timer
             timer.period = period
             timer.reset()
-            handle = self._timers[i] = TimerHandle(period, timer, callback)
+            handle = self._timers[i] = TimerHandle(period, timer, callback, self._clock)
             return handle
         timer = Timer(offset=period, period=period)  # rclpy: first call after one period
         self._reactor.attach(f"timer{len(self._timers)}", timer)
-        handle = TimerHandle(period, timer, callback)
+        handle = TimerHandle(period, timer, callback, self._clock)
         self._timers.append(handle)
         return handle
 
