@@ -43,6 +43,14 @@ GATEWAY_NAME = "ros2_gateway"
 _OFFERED = "HPRM offers rclpy's node API (node, executors, timers, services, actions, logging)"
 
 
+# rclpy modules that are one concept here: rclpy.validate_topic_name is rclpy.names
+_RCLPY_ALIASES = {
+    f"rclpy.{m}": "rclpy.names"
+    for m in ("validate_topic_name", "validate_full_topic_name", "validate_node_name",
+              "validate_namespace", "expand_topic_name")
+}  # fmt: skip
+
+
 class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``;
     a module of rclpy's that HPRM does not offer is a ModuleNotFoundError saying so
@@ -51,7 +59,7 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if fullname != "rclpy" and not fullname.startswith("rclpy."):
             return None
-        spec = importlib.util.find_spec("hprm_bridge." + fullname)
+        spec = importlib.util.find_spec(self._ours(fullname))
         if spec is None:
             raise ModuleNotFoundError(
                 f"{fullname} is not available in an HPRM federate: {_OFFERED}. Run this node as a "
@@ -62,8 +70,12 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             fullname, self, is_package=spec.submodule_search_locations is not None
         )
 
+    @staticmethod
+    def _ours(fullname: str) -> str:
+        return "hprm_bridge." + _RCLPY_ALIASES.get(fullname, fullname)
+
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        return importlib.import_module("hprm_bridge." + spec.name)
+        return importlib.import_module(self._ours(spec.name))
 
     def exec_module(self, module: types.ModuleType) -> None:
         pass

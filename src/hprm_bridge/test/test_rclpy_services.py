@@ -50,14 +50,21 @@ def test_every_call_is_answered_at_the_callers_logical_time(coordination_args):
     assert "(topic /_hprm/services/add_two_ints/request, 1 microstep later)" in r.stdout
 
 
-def test_the_tutorial_client_calls_once_and_its_answer_ends_the_run():
+# what the executor client prints beside the sum (rclpy's add_node: False the second time)
+EXECUTOR_SAYS = "added [True, False] nodes ['executor_call'] then []"
+
+
+@pytest.mark.parametrize("client", ["one_call", "executor_call"])
+def test_the_tutorial_client_calls_once_and_its_answer_ends_the_run(client):
     """one_call.py waits for the service, calls, spins until the future completes
     and exits: the federation stops there (as rclpy.shutdown() in a callback does),
-    without a --timeout."""
-    r = _hprm_ros("run", NODES / "adder.py", NODES / "one_call.py", timeout=60)
+    without a --timeout. executor_call.py does it through an executor."""
+    r = _hprm_ros("run", NODES / "adder.py", NODES / f"{client}.py", timeout=60)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "[one_call] RESULT 2 + 3 = 5" in r.stdout
+    assert f"[{client}] RESULT 2 + 3 = 5" in r.stdout
     assert r.stdout.count("[adder] ADD 2 + 3") == 1
+    if client == "executor_call":
+        assert EXECUTOR_SAYS in r.stdout
 
 
 def test_two_federates_of_one_node_name_each_get_their_own_answers(tmp_path):
@@ -222,14 +229,15 @@ def test_a_second_spin_is_refused_by_name(monkeypatch):
 
 
 @pytest.mark.ros2
-def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli):
+@pytest.mark.parametrize("client", ["one_call", "executor_call"])
+def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli, client):
     require_ros2_cli()
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     adder = subprocess.Popen([sys.executable, str(NODES / "adder.py")], env=env, text=True,
                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)  # fmt: skip
     try:
-        call = subprocess.run([sys.executable, str(NODES / "one_call.py"), "4", "5"], env=env,
-                              capture_output=True, text=True, timeout=60)  # fmt: skip
+        call = subprocess.run([sys.executable, str(NODES / f"{client}.py"), "4", "5"],
+                              env=env, capture_output=True, text=True, timeout=60)  # fmt: skip
     finally:
         adder.terminate()
         try:
@@ -240,6 +248,8 @@ def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli):
     assert call.returncode == 0, call.stdout + call.stderr
     assert "RESULT 4 + 5 = 9" in call.stdout
     assert "ADD 4 + 5" in out
+    if client == "executor_call":
+        assert EXECUTOR_SAYS in call.stdout
 
 
 PEER_SAYS = [

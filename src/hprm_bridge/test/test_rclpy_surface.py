@@ -38,7 +38,9 @@ def test_time_and_duration_arithmetic_and_messages():
     assert t.seconds_nanoseconds() == (1, 500)
     msg = t.to_msg()
     assert (type(msg).__name__, msg.sec, msg.nanosec) == ("Time", 1, 500)
-    assert Time.from_msg(msg) == t
+    assert Time.from_msg(msg, clock_type=t.clock_type) == t
+    with pytest.raises(TypeError, match="different clock types"):
+        assert Time.from_msg(msg) == t  # a ROS_TIME against a SYSTEM_TIME, as rclpy
     with pytest.raises(ValueError, match="cannot be negative"):
         Time(seconds=-1)
 
@@ -304,6 +306,64 @@ TIME_QOS = [
     "str(duration.Infinite)",
     "str(Duration(seconds=2))",
     "repr(Duration(seconds=2))",
+    "repr(Time(seconds=1))",
+    "Time().clock_type.name",
+    "Time.from_msg(Time(seconds=1).to_msg()).clock_type.name",
+    "Time(seconds=1) == Time(seconds=1, clock_type=ClockType.ROS_TIME)",
+    "Time(seconds=2, clock_type=ClockType.ROS_TIME) - Time(seconds=1)",
+    "Time(seconds=1) < Time(seconds=2, clock_type=ClockType.ROS_TIME)",
+    "(Time(seconds=1, clock_type=ClockType.ROS_TIME) + Duration(seconds=1)).clock_type.name",
+    "Time(seconds=1) == 1",
+    "Time(seconds=1) != Time(seconds=2)",
+    "Time(seconds=2) >= Time(seconds=2)",
+    "Time(nanoseconds=2**63)",
+    "Duration.from_msg(Duration(seconds=1.5).to_msg()).nanoseconds",
+    "Clock(clock_type=ClockType.ROS_TIME).now().clock_type.name",
+    "Clock(clock_type=ClockType.ROS_TIME).sleep_for(Duration(seconds=0.01))",
+    "validate_topic_name('/a/b')",
+    "validate_topic_name('~/x')",
+    "validate_topic_name('~')",
+    "validate_topic_name('{node}/x')",
+    "validate_topic_name('rel/name_1')",
+    "validate_topic_name('a b')",
+    "validate_topic_name('a//b')",
+    "validate_topic_name('a/')",
+    "validate_topic_name('1abc')",
+    "validate_topic_name('a/1b')",
+    "validate_topic_name('x~')",
+    "validate_topic_name('~x')",
+    "validate_topic_name('{no de}')",
+    "validate_topic_name('{a')",
+    "validate_topic_name('')",
+    "validate_topic_name('a b', is_service=True)",
+    "validate_full_topic_name('/a/b')",
+    "validate_full_topic_name('a')",
+    "validate_full_topic_name('/a/')",
+    "validate_full_topic_name('/~/a')",
+    "validate_full_topic_name('/{node}')",
+    "validate_node_name('my_node')",
+    "validate_node_name('my-node')",
+    "validate_node_name('1node')",
+    "validate_node_name('')",
+    "validate_namespace('/ns')",
+    "validate_namespace('/')",
+    "validate_namespace('ns')",
+    "validate_namespace('/ns/')",
+    "validate_namespace('/1ns')",
+    "expand_topic_name('~/x', 'n', '/ns')",
+    "expand_topic_name('~', 'n', '/ns')",
+    "expand_topic_name('x', 'n', '/')",
+    "expand_topic_name('{node}/x', 'n', '/ns')",
+    "expand_topic_name('{ns}/x', 'n', '/ns')",
+    "expand_topic_name('/abs', 'n', '/ns')",
+    "expand_topic_name('{bad}/x', 'n', '/ns')",
+    "expand_topic_name('x', 'n-1', '/ns')",
+    "expand_topic_name('x', 'n', 'ns')",
+    "str(exceptions.NotInitializedException())",
+    "str(exceptions.ROSInterruptException())",
+    "rclpy.get_default_context() is utilities.get_default_context()",
+    "rclpy.get_default_context().ok()",
+    "signals.SignalHandlerOptions.SIGTERM.name",
 ]
 
 
@@ -325,6 +385,35 @@ def test_time_duration_and_qos_under_hprm():
     assert got["Time(seconds=1) + Time(seconds=1)"] == "raises TypeError"
     assert got["QoSProfile(depth=5).depth"] == 5
     assert got["QoSProfile()"] == "raises InvalidQoSProfileException"
+    assert got["repr(Time(seconds=1))"] == "Time(nanoseconds=1000000000, clock_type=SYSTEM_TIME)"
+    assert got["Time(seconds=1) == Time(seconds=1, clock_type=ClockType.ROS_TIME)"] == (
+        "raises TypeError")  # fmt: skip
+    assert got["Duration.from_msg(Duration(seconds=1.5).to_msg()).nanoseconds"] == 1_500_000_000
+    assert got["validate_topic_name('~/x')"] is True
+    assert got["validate_topic_name('a/1b')"] == "raises InvalidTopicNameException"
+    assert got["validate_full_topic_name('/a/')"] == "raises InvalidTopicNameException"
+    assert got["validate_namespace('ns')"] == "raises InvalidNamespaceException"
+    assert got["validate_node_name('my-node')"] == "raises InvalidNodeNameException"
+    assert got["expand_topic_name('~/x', 'n', '/ns')"] == "/ns/n/x"
+    assert got["expand_topic_name('{bad}/x', 'n', '/ns')"] == "raises ValueError"
+    assert got["str(exceptions.ROSInterruptException())"] == "rclpy.shutdown() has been called"
+
+
+def test_on_shutdown_callbacks_run_once_when_the_context_is_shut_down():
+    seen = []
+    hrclpy.init(args=[])
+    try:
+        context = hrclpy.get_default_context()
+        assert context.ok() and context.get_domain_id() >= 0
+        context.on_shutdown(lambda: seen.append("down"))
+        with pytest.raises(TypeError):
+            context.on_shutdown("not callable")
+        hrclpy.shutdown()
+        assert seen == ["down"] and not context.ok()
+        hrclpy.try_shutdown()
+        assert seen == ["down"]  # once
+    finally:
+        hrclpy.init(args=[])
 
 
 @pytest.mark.ros2

@@ -19,21 +19,27 @@ import sys
 import threading
 from typing import Any
 
+from hprm_bridge.rclpy import context as context_module
 from hprm_bridge.rclpy import logging, main_loop
 from hprm_bridge.rclpy.arguments import parse_ros_args
+from hprm_bridge.rclpy.context import Context
 from hprm_bridge.rclpy.logical_sleep import in_turn, leave
 from hprm_bridge.rclpy.node import Node, UnsupportedError
 from hprm_bridge.rclpy.task import Future
 
 __all__ = [
-    "Node", "UnsupportedError", "create_node", "init", "logging", "ok", "shutdown", "spin",
+    "Context", "Node", "UnsupportedError", "create_node", "get_default_context",
+    "get_rmw_implementation_identifier", "init", "logging", "ok", "shutdown", "spin",
     "spin_once", "spin_until_future_complete",
 ]  # fmt: skip
 
 _state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
 
 
-def init(*, args: list[str] | None = None, context: Any = None, **kwargs: Any) -> None:
+def init(
+    *, args: list[str] | None = None, context: Any = None, domain_id: int | None = None,
+    signal_handler_options: Any = None,
+) -> None:  # fmt: skip
     """As rclpy's; ``args`` (default ``sys.argv``) may hold ``--ros-args``
     (:mod:`~hprm_bridge.rclpy.arguments`): the logging options apply now, the
     rest (``-p``, ``--params-file``, ``-r``) to every node created after."""
@@ -48,11 +54,28 @@ def ok(*, context: Any = None) -> bool:
     return bool(_state["initialized"]) and not _state["shutdown"]
 
 
+def get_default_context() -> Context:
+    """The process's context (:mod:`~hprm_bridge.rclpy.context`: one node, one context)."""
+    return context_module.DEFAULT
+
+
+def get_rmw_implementation_identifier() -> str:
+    """``rmw_hprm``: between ported nodes no rmw runs (their gateway to plain ROS 2 speaks
+    DDS as rmw_cyclonedds_cpp)."""
+    return "rmw_hprm"
+
+
+def _stopped() -> None:
+    """The process's context is shut down: ``ok()`` is False, ``on_shutdown`` callbacks run."""
+    _state["shutdown"] = True
+    context_module.run_shutdown_callbacks()
+
+
 def shutdown(*, context: Any = None) -> None:
     """As rclpy's. Called from a callback while the node spins, it stops the
     whole federation at the next tag (every node's shutdown runs), as
     ``rclpy.shutdown()`` ends ``spin`` in a plain ROS 2 process."""
-    _state["shutdown"] = True
+    _stopped()
     for node in _state["spinning"]:
         in_turn(node._reactor.request_stop)
     leave()  # a main taking turns with its node takes no more
@@ -87,7 +110,7 @@ def spin(node: Node, executor: Any = None) -> None:
             code = main_loop.spin_in_thread(node)
     finally:
         _state["spinning"].remove(node)
-    _state["shutdown"] = True
+    _stopped()
     if code:
         raise SystemExit(code)
     if node.system_exit is not None:

@@ -7,20 +7,13 @@ tag yet and it is the system time, as rclpy's ROS clock would give.
 
 from __future__ import annotations
 
-import enum
 import time
 from typing import Any
 
-from hprm_bridge.rclpy.time import Time
+from hprm_bridge.rclpy.duration import Duration
+from hprm_bridge.rclpy.time import ClockType, Time
 
 __all__ = ["Clock", "ClockType"]
-
-
-class ClockType(enum.IntEnum):
-    UNINITIALIZED = 0
-    ROS_TIME = 1
-    SYSTEM_TIME = 2
-    STEADY_TIME = 3
 
 
 class Clock:
@@ -51,4 +44,24 @@ class Clock:
             return None
 
     def now(self) -> Time:
-        return Time(nanoseconds=self.now_ns())
+        return Time(nanoseconds=self.now_ns(), clock_type=self.clock_type)
+
+    def sleep_for(self, rel_time: Duration, context: Any = None) -> bool:
+        """Sleep ``rel_time``: of logical time where ``time.sleep`` is logical (an action's
+        execute callback, a node file's main loop: :mod:`hprm_bridge.rclpy.logical_sleep`),
+        of the wall clock elsewhere. True once slept, as rclpy's."""
+        from hprm_bridge import rclpy
+        from hprm_bridge.rclpy.exceptions import NotInitializedException
+
+        if not rclpy.ok():
+            raise NotInitializedException()
+        time.sleep(max(rel_time.nanoseconds, 0) / 1_000_000_000)
+        return True
+
+    def sleep_until(self, until: Time, context: Any = None) -> bool:
+        """Sleep until this clock reads ``until`` (see :meth:`sleep_for`)."""
+        if until.clock_type != self.clock_type:
+            raise ValueError(
+                f"sleep_until a {until.clock_type.name} time on a {self.clock_type.name} clock"
+            )
+        return self.sleep_for(Duration(nanoseconds=until.nanoseconds - self.now_ns()))

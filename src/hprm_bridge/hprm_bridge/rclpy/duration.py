@@ -19,6 +19,11 @@ class Duration:
         sec, nanosec = divmod(self._ns, 1_000_000_000)
         return message_class("builtin_interfaces/msg/Duration")(sec=sec, nanosec=nanosec)
 
+    @classmethod
+    def from_msg(cls, msg: Any) -> Duration:
+        """The span a ``builtin_interfaces/msg/Duration`` holds."""
+        return cls(seconds=msg.sec, nanoseconds=msg.nanosec)
+
     def __add__(self, other: Duration) -> Duration:
         if not isinstance(other, Duration):
             return NotImplemented

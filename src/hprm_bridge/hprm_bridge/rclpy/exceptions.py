@@ -15,11 +15,13 @@ __all__ = [
     "InvalidServiceNameException",
     "InvalidTopicNameException",
     "NameValidationException",
+    "NotInitializedException",
     "ParameterAlreadyDeclaredException",
     "ParameterException",
     "ParameterImmutableException",
     "ParameterNotDeclaredException",
     "ParameterUninitializedException",
+    "ROSInterruptException",
     "UnsupportedError",
 ]
 
@@ -126,3 +128,13 @@ class ParameterUninitializedException(ParameterException):
 
     def __init__(self, parameter_name: str, *args: Any) -> None:
         Exception.__init__(self, f"The parameter '{parameter_name}' is not initialized")
+
+
+class NotInitializedException(Exception):
+    def __init__(self, *args: object) -> None:
+        Exception.__init__(self, "rclpy.init() has not been called", *args)
+
+
+class ROSInterruptException(Exception):
+    def __init__(self, *args: object) -> None:
+        Exception.__init__(self, "rclpy.shutdown() has been called", *args)

@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 
-class _Executor:
+class Executor:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._nodes: list[Any] = []
 
     def add_node(self, node: Any) -> bool:
+        """True if added (False: it was added before, as rclpy)."""
+        if node in self._nodes:
+            return False
         self._nodes.append(node)
         return True
 
@@ -34,15 +37,52 @@ class _Executor:
 
         rclpy.spin_once(self._node(), timeout_sec=timeout_sec)
 
+    def spin_until_future_complete(self, future: Any, timeout_sec: float | None = None) -> None:
+        """As ``rclpy.spin_until_future_complete`` with this executor's node (timeout in
+        logical time)."""
+        from hprm_bridge import rclpy
+
+        rclpy.spin_until_future_complete(self._node(), future, timeout_sec=timeout_sec)
+
+    def spin_once_until_future_complete(
+        self, future: Any, timeout_sec: float | None = None
+    ) -> None:
+        self.spin_once(timeout_sec)
+
+    def create_task(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
+        from hprm_bridge import rclpy
+
+        raise rclpy.UnsupportedError(
+            "Executor.create_task in an HPRM federate: a task would run outside the node's "
+            "callbacks, at no tag of the federation; call the function from a callback, "
+            "or make it a timer's"
+        )
+
+    def get_nodes(self) -> list[Any]:
+        return list(self._nodes)
+
+    def remove_node(self, node: Any) -> None:
+        if node in self._nodes:
+            self._nodes.remove(node)
+
+    def wake(self) -> None:
+        """Nothing to wake: the federate's scheduler waits for its next tag itself."""
+
+    @property
+    def context(self) -> Any:
+        from hprm_bridge import rclpy
+
+        return rclpy.get_default_context()
+
     def shutdown(self, timeout_sec: float | None = None) -> bool:
         return True
 
 
-class SingleThreadedExecutor(_Executor):
+class SingleThreadedExecutor(Executor):
     pass
 
 
-class MultiThreadedExecutor(_Executor):
+class MultiThreadedExecutor(Executor):
     pass
 
 

@@ -177,7 +177,7 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
     """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
     global _loop
     from hprm_bridge import porting
-    from hprm_bridge.rclpy import _state
+    from hprm_bridge.rclpy import _state, _stopped
 
     if _loop is None:
         if node._finalized:
@@ -199,7 +199,7 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
         )
     _loop.spin_once(timeout_sec)
     if _loop.stopped:
-        _state["shutdown"] = True
+        _stopped()
 
 
 def running_node() -> Any:
@@ -220,13 +220,13 @@ def spin_in_thread(node: Any) -> int:
 def spin_on(node: Any) -> bool:
     """``rclpy.spin(node)`` after spin_once: wait for callbacks until the federation
     stops. False where no spin_once loop runs this node (spin starts the federate)."""
-    from hprm_bridge.rclpy import _state
+    from hprm_bridge.rclpy import _stopped
 
     if _loop is None or _loop.node is not node:
         return False
     while not _loop.stopped:
         _loop.spin_once(None)
-    _state["shutdown"] = True
+    _stopped()
     return True
 
 
@@ -236,9 +236,9 @@ def finish(failure: BaseException | None) -> int | None:
     if _loop is None:
         return None
     loop, _loop = _loop, None
-    from hprm_bridge.rclpy import _state
+    from hprm_bridge.rclpy import _state, _stopped
 
     if loop.node in _state["spinning"]:
         _state["spinning"].remove(loop.node)
-    _state["shutdown"] = True
+    _stopped()
     return loop.finish(failure)

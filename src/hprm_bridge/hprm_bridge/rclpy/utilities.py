@@ -15,7 +15,10 @@ from typing import Any
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.constants import S_TO_NS
 
-__all__ = ["ok", "remove_ros_args", "shutdown", "timeout_sec_to_nsec", "try_shutdown"]
+__all__ = [
+    "get_default_context", "get_rmw_implementation_identifier", "ok", "remove_ros_args",
+    "shutdown", "timeout_sec_to_nsec", "try_shutdown",
+]  # fmt: skip
 
 
 def remove_ros_args(args: list[str] | None = None) -> list[str]:
@@ -23,6 +26,18 @@ def remove_ros_args(args: list[str] | None = None) -> list[str]:
     :class:`~hprm_bridge.rclpy.arguments.UnknownROSArgsError` for an argument rcl
     would not know there, as rclpy does."""
     return parse_ros_args(sys.argv if args is None else args).rest
+
+
+def get_default_context() -> Any:
+    from hprm_bridge import rclpy
+
+    return rclpy.get_default_context()
+
+
+def get_rmw_implementation_identifier() -> str:
+    from hprm_bridge import rclpy
+
+    return rclpy.get_rmw_implementation_identifier()
 
 
 def ok(*, context: Any = None) -> bool:

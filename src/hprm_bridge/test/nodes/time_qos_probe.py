@@ -1,13 +1,19 @@
-"""Evaluates rclpy.time / rclpy.duration / rclpy.qos expressions (argv[1]:
-a JSON list) and prints each result, or the exception's type, as JSON. Run
+"""Evaluates rclpy.time / rclpy.duration / rclpy.qos / names / context expressions
+(argv[1]: a JSON list) and prints each result, or the exception's type, as JSON. Run
 under real rclpy and under HPRM's: the outputs must be equal."""
 
 import json
 import sys
 
+import rclpy
 import rclpy.duration as duration
+import rclpy.exceptions as exceptions
 import rclpy.qos as qos
+import rclpy.signals as signals
+import rclpy.utilities as utilities
+from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
+from rclpy.expand_topic_name import expand_topic_name
 from rclpy.qos import (
     DurabilityPolicy,
     HistoryPolicy,
@@ -16,11 +22,20 @@ from rclpy.qos import (
     qos_profile_sensor_data,
 )
 from rclpy.time import Time
+from rclpy.validate_full_topic_name import validate_full_topic_name
+from rclpy.validate_namespace import validate_namespace
+from rclpy.validate_node_name import validate_node_name
+from rclpy.validate_topic_name import validate_topic_name
 
 names = dict(Time=Time, Duration=Duration, QoSProfile=QoSProfile, HistoryPolicy=HistoryPolicy,
              ReliabilityPolicy=ReliabilityPolicy, DurabilityPolicy=DurabilityPolicy,
              qos_profile_sensor_data=qos_profile_sensor_data, qos=qos,
-             duration=duration)  # fmt: skip
+             duration=duration, Clock=Clock, ClockType=ClockType, exceptions=exceptions,
+             rclpy=rclpy, signals=signals, utilities=utilities,
+             expand_topic_name=expand_topic_name, validate_topic_name=validate_topic_name,
+             validate_full_topic_name=validate_full_topic_name,
+             validate_namespace=validate_namespace,
+             validate_node_name=validate_node_name)  # fmt: skip
 out = []
 for expr in json.loads(sys.argv[1]):
     try:
