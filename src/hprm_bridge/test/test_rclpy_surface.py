@@ -585,3 +585,30 @@ def test_undeclared_and_typed_parameters_match_real_rclpy(tmp_path):
     )
     name = "open_params_probe.py"
     assert _probe(tmp_path, "hprm", name) == _probe(tmp_path, "rclpy", name)
+
+
+TUTORIAL = Path(__file__).parent / "nodes" / "param_tutorial.py"
+TUTORIAL_SAYS = ["TICK 0 Hello earth!", "SET True", "TICK 1 Hello world!", "SET True",
+                 "TICK 2 Hello world!", "SET True", "STOP"]  # fmt: skip
+
+
+def _tutorial_lines(out):
+    return re.findall(r"^(?:\[param_tutorial\] )?((?:TICK|SET|STOP).*)$", out, re.M)
+
+
+def test_the_parameters_tutorial_node_runs_ported():
+    """rclpy's tutorial reads a parameter with get_parameter_value().string_value and
+    sets it with rclpy.Parameter.Type: both as under rclpy."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", TUTORIAL, "--timeout", "10 s",
+         "--param", "param_tutorial:my_parameter:=earth"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _tutorial_lines(r.stdout) == TUTORIAL_SAYS
+
+
+@pytest.mark.ros2
+def test_the_parameters_tutorial_node_says_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([TUTORIAL, "--ros-args", "-p", "my_parameter:=earth"])
+    assert _tutorial_lines("\n".join(out)) == TUTORIAL_SAYS

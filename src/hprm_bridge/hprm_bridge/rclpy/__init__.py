@@ -19,18 +19,21 @@ import sys
 import threading
 from typing import Any
 
+from hprm_bridge.rclpy import constants, logging, main_loop, signals, utilities  # noqa: F401  (rclpy.X, as rclpy)
 from hprm_bridge.rclpy import context as context_module
-from hprm_bridge.rclpy import logging, main_loop
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.context import Context
 from hprm_bridge.rclpy.logical_sleep import in_turn, leave
 from hprm_bridge.rclpy.node import Node, UnsupportedError
+from hprm_bridge.rclpy.parameter import Parameter
+from hprm_bridge.rclpy.signals import SignalHandlerOptions
 from hprm_bridge.rclpy.task import Future
 
 __all__ = [
-    "Context", "Node", "UnsupportedError", "create_node", "get_default_context",
-    "get_rmw_implementation_identifier", "init", "logging", "ok", "shutdown", "spin",
-    "spin_once", "spin_until_future_complete",
+    "Context", "Node", "Parameter", "SignalHandlerOptions", "UnsupportedError", "create_node",
+    "get_default_context", "get_rmw_implementation_identifier", "init",
+    "install_signal_handlers", "logging", "ok", "shutdown", "spin", "spin_once",
+    "spin_until_future_complete", "uninstall_signal_handlers",
 ]  # fmt: skip
 
 _state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
@@ -63,6 +66,14 @@ def get_rmw_implementation_identifier() -> str:
     """``rmw_hprm``: between ported nodes no rmw runs (their gateway to plain ROS 2 speaks
     DDS as rmw_cyclonedds_cpp)."""
     return "rmw_hprm"
+
+
+def install_signal_handlers(options: Any = None) -> None:
+    """Accepted: a federate's SIGINT and SIGTERM are its own (they stop it cleanly)."""
+
+
+def uninstall_signal_handlers() -> None:
+    """Accepted (see :func:`install_signal_handlers`)."""
 
 
 def _stopped() -> None:
