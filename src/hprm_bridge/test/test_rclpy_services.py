@@ -51,7 +51,10 @@ def test_every_call_is_answered_at_the_callers_logical_time(coordination_args):
 
 
 # what the executor client prints beside the sum (rclpy's add_node: False the second time)
-EXECUTOR_SAYS = "added [True, False] nodes ['executor_call'] then []"
+EXECUTOR_SAYS = (
+    "added [True, False] nodes ['executor_call'] then [] linked True True "
+    "enclaves [('executor_call', '/', '/')] group MutuallyExclusiveCallbackGroup"
+)
 
 
 @pytest.mark.parametrize("client", ["one_call", "executor_call"])

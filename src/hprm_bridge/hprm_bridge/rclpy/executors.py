@@ -16,6 +16,7 @@ class Executor:
         if node in self._nodes:
             return False
         self._nodes.append(node)
+        node.executor = self
         return True
 
     def _node(self) -> Any:
@@ -63,7 +64,7 @@ class Executor:
 
     def remove_node(self, node: Any) -> None:
         if node in self._nodes:
-            self._nodes.remove(node)
+            self._nodes.remove(node)  # node.executor stays, as in rclpy (Humble)
 
     def wake(self) -> None:
         """Nothing to wake: the federate's scheduler waits for its next tag itself."""

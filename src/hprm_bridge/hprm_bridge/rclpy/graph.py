@@ -185,6 +185,10 @@ class GraphQueries:
     def get_node_names_and_namespaces(self) -> list[tuple[str, str]]:
         return self._graph.node_names_and_namespaces()
 
+    def get_node_names_and_namespaces_with_enclaves(self) -> list[tuple[str, str, str]]:
+        """Every node in the root enclave ``/`` (a federation has no security enclaves)."""
+        return [(name, ns, "/") for name, ns in self._graph.node_names_and_namespaces()]
+
     def get_publishers_info_by_topic(
         self, topic_name: str, no_mangle: bool = False
     ) -> list[TopicEndpointInfo]:

@@ -40,6 +40,7 @@ from hprm_bridge.rclpy import (
     rosout,
 )
 from hprm_bridge.rclpy.arguments import parse_ros_args
+from hprm_bridge.rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.deadline import DeadlineWatch
@@ -54,8 +55,8 @@ from hprm_bridge.rclpy.exceptions import (
 from hprm_bridge.rclpy.graph import Graph, GraphQueries
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
-from hprm_bridge.rclpy.node_parameters import NodeParameters, _descriptor
-from hprm_bridge.rclpy.parameter import Parameter, params_from_file
+from hprm_bridge.rclpy.node_parameters import NodeParameterMethods, NodeParameters, _descriptor
+from hprm_bridge.rclpy.parameter import Parameter, params_from_file  # noqa: F401  (as rclpy.node)
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
 from hprm_bridge.rclpy.qos_event import (
@@ -87,7 +88,7 @@ class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
 
 
-class Node(GraphQueries):
+class Node(GraphQueries, NodeParameterMethods):
     """The subset of rclpy's Node that nodes publishing, subscribing and
     timing use; see the module docstring for what each call becomes."""
 
@@ -149,6 +150,8 @@ class Node(GraphQueries):
         self.services: list[Service] = []
         self.clients: list[Client] = []
         self._clock = Clock(self._reactor)
+        self._executor: Any = None  # rclpy's node.executor (set by Executor.add_node)
+        self._default_group = MutuallyExclusiveCallbackGroup()
         # On the ROS 2 graph through the gateway: /rosout and ros2 param (opt-in: more ports
         # on every node, more traffic to the gateway; see hprm_bridge README)
         self._services = os.environ.get(NODE_SERVICES) == "1"
@@ -222,67 +225,6 @@ class Node(GraphQueries):
             return naming.expand_topic_name(name, self._name, self._namespace)
         except InvalidNameError as exc:
             raise refused(name, _REASON.sub("", str(exc))) from None
-
-    # -- parameters -------------------------------------------------------------------
-
-    def declare_parameter(
-        self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False
-    ) -> Parameter:
-        if value is None and descriptor is None:
-            entry: tuple[Any, ...] = (name,)  # dynamically typed, as rclpy's
-        else:
-            entry = (name, value, _descriptor() if descriptor is None else descriptor)
-        return self._params.declare("", [entry], ignore_override)[0]
-
-    def declare_parameters(
-        self, namespace: str, parameters: list[tuple[Any, ...]], ignore_override: bool = False
-    ) -> list[Parameter]:
-        return self._params.declare(namespace, list(parameters), ignore_override)
-
-    def has_parameter(self, name: str) -> bool:
-        return name in self._params.values
-
-    def get_parameter(self, name: str) -> Parameter:
-        return self._params.get(name)
-
-    def get_parameter_or(self, name: str, alternative_value: Any = None) -> Parameter:
-        if alternative_value is None:
-            alternative_value = Parameter(name, Parameter.Type.NOT_SET)
-        return self._params.get_or(name, alternative_value)
-
-    def get_parameters(self, names: list[str]) -> list[Parameter]:
-        return [self.get_parameter(n) for n in names]
-
-    def get_parameter_type(self, name: str) -> Any:
-        return self._params.get_type(name)
-
-    def get_parameter_types(self, names: list[str]) -> list[Any]:
-        return [self._params.get_type(n) for n in names]
-
-    def get_parameters_by_prefix(self, prefix: str) -> dict[str, Parameter]:
-        start = f"{prefix}." if prefix else ""
-        return {k[len(start) :]: v for k, v in self._params.values.items() if k.startswith(start)}
-
-    def set_parameters(self, parameter_list: list[Parameter]) -> list[Any]:
-        return self._params.set_each(parameter_list)
-
-    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> Any:
-        return self._params.set_atomically(parameter_list)
-
-    def undeclare_parameter(self, name: str) -> None:
-        self._params.undeclare(name)
-
-    def describe_parameter(self, name: str) -> Any:
-        return self._params.describe(name)
-
-    def describe_parameters(self, names: list[str]) -> list[Any]:
-        return [self._params.describe(n) for n in names]
-
-    def add_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
-        self._params.callbacks.insert(0, callback)  # newest first, as rclpy
-
-    def remove_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
-        self._params.callbacks.remove(callback)
 
     # -- entities -------------------------------------------------------------------
 
@@ -493,6 +435,43 @@ class Node(GraphQueries):
 
     def get_clock(self) -> Clock:
         return self._clock
+
+    @property
+    def context(self) -> Any:
+        """The process's context (one node, one context: :mod:`hprm_bridge.rclpy.context`)."""
+        from hprm_bridge import rclpy
+
+        return rclpy.get_default_context()
+
+    @property
+    def executor(self) -> Any:
+        """The executor the node was added to, None if none (as rclpy's)."""
+        return self._executor
+
+    @executor.setter
+    def executor(self, new: Any) -> None:
+        if new is self._executor:
+            return
+        if self._executor is not None:
+            self._executor.remove_node(self)
+        self._executor = new
+        if new is not None:
+            new.add_node(self)
+
+    @property
+    def default_callback_group(self) -> MutuallyExclusiveCallbackGroup:
+        return self._default_group
+
+    def destroy_rate(self, rate: Rate) -> bool:
+        rate.destroy()
+        return True
+
+    def create_guard_condition(self, callback: Callable[[], Any], *args: Any, **kw: Any) -> Any:
+        raise UnsupportedError(
+            "Node.create_guard_condition in an HPRM federate: its trigger() would call back "
+            "at no tag of the federation; to run code at a later tag, create a timer (and "
+            "reset it where the guard condition would be triggered)"
+        )
 
     # -- the reactor ------------------------------------------------------------------
 

@@ -259,6 +259,72 @@ class NodeParameters:
         return _result(True)
 
 
+class NodeParameterMethods:
+    """rclpy's parameter methods of ``Node``: each hands over to the node's
+    :class:`NodeParameters` (``self._params``), where rclpy's rules live."""
+
+    _params: NodeParameters
+
+    def declare_parameter(
+        self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False
+    ) -> Parameter:
+        if value is None and descriptor is None:
+            entry: tuple[Any, ...] = (name,)  # dynamically typed, as rclpy's
+        else:
+            entry = (name, value, _descriptor() if descriptor is None else descriptor)
+        return self._params.declare("", [entry], ignore_override)[0]
+
+    def declare_parameters(
+        self, namespace: str, parameters: list[tuple[Any, ...]], ignore_override: bool = False
+    ) -> list[Parameter]:
+        return self._params.declare(namespace, list(parameters), ignore_override)
+
+    def has_parameter(self, name: str) -> bool:
+        return name in self._params.values
+
+    def get_parameter(self, name: str) -> Parameter:
+        return self._params.get(name)
+
+    def get_parameter_or(self, name: str, alternative_value: Any = None) -> Parameter:
+        if alternative_value is None:
+            alternative_value = Parameter(name, Parameter.Type.NOT_SET)
+        return self._params.get_or(name, alternative_value)
+
+    def get_parameters(self, names: list[str]) -> list[Parameter]:
+        return [self.get_parameter(n) for n in names]
+
+    def get_parameter_type(self, name: str) -> Any:
+        return self._params.get_type(name)
+
+    def get_parameter_types(self, names: list[str]) -> list[Any]:
+        return [self._params.get_type(n) for n in names]
+
+    def get_parameters_by_prefix(self, prefix: str) -> dict[str, Parameter]:
+        start = f"{prefix}." if prefix else ""
+        return {k[len(start) :]: v for k, v in self._params.values.items() if k.startswith(start)}
+
+    def set_parameters(self, parameter_list: list[Parameter]) -> list[Any]:
+        return self._params.set_each(parameter_list)
+
+    def set_parameters_atomically(self, parameter_list: list[Parameter]) -> Any:
+        return self._params.set_atomically(parameter_list)
+
+    def undeclare_parameter(self, name: str) -> None:
+        self._params.undeclare(name)
+
+    def describe_parameter(self, name: str) -> Any:
+        return self._params.describe(name)
+
+    def describe_parameters(self, names: list[str]) -> list[Any]:
+        return [self._params.describe(n) for n in names]
+
+    def add_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
+        self._params.callbacks.insert(0, callback)  # newest first, as rclpy
+
+    def remove_on_set_parameters_callback(self, callback: Callable[[list[Parameter]], Any]) -> None:
+        self._params.callbacks.remove(callback)
+
+
 def _in_range(p: Parameter, r: Any, *, exact: bool) -> Any:
     lo, hi = min(r.from_value, r.to_value), max(r.from_value, r.to_value)
     v = p.value

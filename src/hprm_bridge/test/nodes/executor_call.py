@@ -22,9 +22,12 @@ def main():
     future = client.call_async(AddTwoInts.Request(a=a, b=b))
     executor.spin_until_future_complete(future, timeout_sec=30.0)
     nodes = [n.get_name() for n in executor.get_nodes()]
+    linked = node.executor is executor
     executor.remove_node(node)
+    own = [e for e in node.get_node_names_and_namespaces_with_enclaves() if e[0] == node.get_name()]
     print(f"RESULT {a} + {b} = {future.result().sum} added {added} nodes {nodes} "
-          f"then {executor.get_nodes()}", flush=True)  # fmt: skip
+          f"then {executor.get_nodes()} linked {linked} {node.executor is executor} enclaves {own} "
+          f"group {type(node.default_callback_group).__name__}", flush=True)  # fmt: skip
     executor.shutdown()
     node.destroy_node()
     rclpy.try_shutdown()
