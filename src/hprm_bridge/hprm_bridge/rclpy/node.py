@@ -63,6 +63,7 @@ from hprm_bridge.rclpy.qos_event import (
     QoSOfferedDeadlineMissedInfo,
     QoSRequestedDeadlineMissedInfo,
 )
+from hprm_bridge.rclpy.qos_overriding_options import QoSOverridingOptions, declare_qos_parameters
 from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Handler, Service
 from hprm_bridge.rclpy.subscription import Subscription
@@ -237,10 +238,13 @@ class Node(GraphQueries, NodeParameterMethods):
 
     def create_publisher(
         self, msg_type: Any, topic: str, qos_profile: Any, *,
-        publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None, **kw: Any,
+        publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None,
+        qos_overriding_options: QoSOverridingOptions | None = None, **kw: Any,
     ) -> Publisher:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
+        if qos_overriding_options is not None:
+            qos = declare_qos_parameters("publisher", self, name, qos, qos_overriding_options)
         watch = self._deadline(qos, event_callbacks, QoSOfferedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
@@ -282,10 +286,13 @@ class Node(GraphQueries, NodeParameterMethods):
 
     def create_subscription(
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, *,
-        event_callbacks: Any = None, **kw: Any,
+        event_callbacks: Any = None, qos_overriding_options: QoSOverridingOptions | None = None,
+        **kw: Any,
     ) -> Subscription:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
+        if qos_overriding_options is not None:
+            qos = declare_qos_parameters("subscription", self, name, qos, qos_overriding_options)
         watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
