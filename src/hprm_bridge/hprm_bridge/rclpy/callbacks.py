@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.message_pickle import received
-from hprm_bridge.raw_message import materialize
+from hprm_bridge.raw_message import RawMessage, materialize
 from hprm_bridge.rclpy.publisher import Publisher
+from hprm_bridge.rclpy.serialization import serialize_message
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
 from hprm_bridge.wire.errors import MalformedSampleError
@@ -52,7 +53,7 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
             if sub._destroyed:  # by this callback, or another of the tag
                 return
             try:  # a RawMessage from ROS 2 through the gateway is decoded here
-                msg = materialize(value)
+                msg = _raw(value) if sub.raw else materialize(value)
             except MalformedSampleError as exc:
                 logging.getLogger("hprm.rclpy").warning(
                     "dropped a malformed sample on %s: %s", sub.topic_name, exc
@@ -61,6 +62,14 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
             sub.callback(msg)
 
     return deliver
+
+
+def _raw(value: Any) -> bytes:
+    """A raw subscription's bytes: the CDR the gateway carried from ROS 2, or those
+    rclpy's ``serialize_message`` gives for a message of another federate."""
+    if isinstance(value, RawMessage):
+        return bytes(value.data)
+    return serialize_message(value)
 
 
 def tick(timers: list[TimerHandle], i: int) -> Callable[[], None]:

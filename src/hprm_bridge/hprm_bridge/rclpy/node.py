@@ -287,7 +287,7 @@ class Node(GraphQueries, NodeParameterMethods):
     def create_subscription(
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, *,
         event_callbacks: Any = None, qos_overriding_options: QoSOverridingOptions | None = None,
-        **kw: Any,
+        raw: bool = False, **kw: Any,
     ) -> Subscription:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
@@ -296,12 +296,12 @@ class Node(GraphQueries, NodeParameterMethods):
         watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
-            sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback)
+            sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback, raw)
             self._subscriptions[i] = sub
         else:
             port = Input(topic=name, msg_type=ros_type)
             self._reactor.attach(f"sub{len(self._subscriptions)}", port)
-            sub = Subscription(name, port, ros_type, callback)
+            sub = Subscription(name, port, ros_type, callback, raw)
             self._subscriptions.append(sub)
             self._graph.add("sub", name, ros_type, qos)
         sub._deadline = watch

@@ -32,9 +32,15 @@ class Publisher:
 
     def publish(self, msg: Any) -> None:
         """Queued until the callback ends, with its contents as they are now (as rclpy
-        serializes it here: the message may be changed and published again)."""
+        serializes it here: the message may be changed and published again). ``bytes``
+        are a serialized message (CDR, as a raw subscription gets it), as rclpy takes
+        them: decoded here, so every subscriber gets the message."""
         if self._destroyed:
             raise InvalidHandle(f"the publisher on {self.topic_name}")
+        if isinstance(msg, (bytes, bytearray, memoryview)):
+            from hprm_bridge import raw_message
+
+            msg = raw_message.decode(self.msg_type, msg)
         self._queue.append(published(msg))
         if self._deadline is not None:
             self._deadline.seen()

@@ -16,11 +16,15 @@ class Subscription:
     _destroyed = False
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
 
-    def __init__(self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any]):
+    def __init__(
+        self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any],
+        raw: bool = False,
+    ):  # fmt: skip
         self.topic_name = topic
         self.msg_type = msg_type
         self._port = port
         self.callback = callback
+        self.raw = raw  # the callback gets each message's CDR bytes (rclpy's raw=True)
 
     def destroy(self) -> None:
         """Its port stays (the federation's are fixed); its callback is not called again

@@ -1,0 +1,46 @@
+"""Raw subscriptions and publishing serialized bytes (rclpy's raw=True, publish(bytes)):
+a relay that never decodes, ported and under real rclpy; the bytes are rclpy's CDR."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hprm_bridge import messages
+from hprm_bridge.raw_message import RawMessage
+from hprm_bridge.rclpy.callbacks import _raw
+from hprm_bridge.rclpy.serialization import serialize_message
+
+RELAY = Path(__file__).parent / "nodes" / "raw_relay.py"
+SAYS = [line for n in (1, 2, 3) for line in (f"RAW bytes hello {n} cdr-as-rclpy True",
+                                             f"RELAYED hello {n}")] + ["STOP"]  # fmt: skip
+
+
+def _lines(out):
+    return re.findall(r"^(?:\[raw_relay\] )?((?:RAW|RELAYED|STOP).*)$", out, re.M)
+
+
+def test_a_raw_relay_forwards_bytes_it_never_decodes():
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", RELAY, "--timeout", "10 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _lines(r.stdout) == SAYS
+
+
+@pytest.mark.ros2
+def test_the_raw_relay_says_the_same_under_real_rclpy(rclpy_until_stop):
+    assert _lines("\n".join(rclpy_until_stop([RELAY]))) == SAYS
+
+
+def test_a_raw_subscription_gets_the_gateways_bytes_as_they_came():
+    """From ROS 2 (a RawMessage through the gateway) the CDR as DDS carried it, not
+    decoded and encoded again; from a federate, rclpy's serialization of the message."""
+    msg = messages.message_class("std_msgs/msg/String")(data="hi")
+    cdr = serialize_message(msg)
+    padded = cdr + b"\x00"  # DDS may carry alignment padding: passed on as it came
+    assert _raw(RawMessage("std_msgs/msg/String", padded)) == padded
+    assert _raw(msg) == cdr
