@@ -364,6 +364,12 @@ TIME_QOS = [
     "rclpy.get_default_context() is utilities.get_default_context()",
     "rclpy.get_default_context().ok()",
     "signals.SignalHandlerOptions.SIGTERM.name",
+    "Duration(seconds=1) <= Duration(seconds=1)",
+    "Duration(seconds=1) >= Duration(seconds=2)",
+    "Duration(seconds=1) > Duration(seconds=0.5)",
+    "Duration(seconds=1) != Duration(seconds=2)",
+    "Duration(seconds=1) == 1",
+    "Duration(seconds=1) < 1",
 ]
 
 
@@ -397,6 +403,7 @@ def test_time_duration_and_qos_under_hprm():
     assert got["expand_topic_name('~/x', 'n', '/ns')"] == "/ns/n/x"
     assert got["expand_topic_name('{bad}/x', 'n', '/ns')"] == "raises ValueError"
     assert got["str(exceptions.ROSInterruptException())"] == "rclpy.shutdown() has been called"
+    assert got["Duration(seconds=1) <= Duration(seconds=1)"] is True  # raised TypeError before
 
 
 def test_on_shutdown_callbacks_run_once_when_the_context_is_shut_down():

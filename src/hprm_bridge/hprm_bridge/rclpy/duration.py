@@ -35,10 +35,24 @@ class Duration:
         return Duration(nanoseconds=self._ns - other._ns)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Duration) and self._ns == other._ns
+        if not isinstance(other, Duration):
+            raise TypeError(f"cannot compare a Duration with {type(other).__name__}")
+        return self._ns == other._ns
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
 
     def __lt__(self, other: Duration) -> bool:
-        return self._ns < other._ns
+        return self._ns < other._ns if isinstance(other, Duration) else NotImplemented
+
+    def __le__(self, other: Duration) -> bool:
+        return self._ns <= other._ns if isinstance(other, Duration) else NotImplemented
+
+    def __gt__(self, other: Duration) -> bool:
+        return self._ns > other._ns if isinstance(other, Duration) else NotImplemented
+
+    def __ge__(self, other: Duration) -> bool:
+        return self._ns >= other._ns if isinstance(other, Duration) else NotImplemented
 
     def __hash__(self) -> int:
         return hash(self._ns)
