@@ -369,8 +369,9 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         value, kind = getattr(template, f), int(desc[0])
         if kind == _NAME:
             nested.append((f, desc[1]))
-        elif f in numeric:
-            fresh.append((f, functools.partial(NumericSequence, numeric[f])))
+        elif f in numeric:  # its definition's default items, if it has some
+            items = value.tolist() if len(value) else ()
+            fresh.append((f, functools.partial(NumericSequence, numeric[f], items)))
         elif isinstance(value, np.ndarray) and value.size == 0:
             value.flags.writeable = False
             static[f] = value

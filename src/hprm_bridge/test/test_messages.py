@@ -29,6 +29,10 @@ COMPARED = [
     "sensor_msgs/msg/LaserScan",
     "sensor_msgs/msg/PointCloud2",
     "geometry_msgs/msg/Twist",
+    "geometry_msgs/msg/Quaternion",  # w's default is 1 (its definition's)
+    "geometry_msgs/msg/Pose",
+    "geometry_msgs/msg/TransformStamped",
+    "rcl_interfaces/msg/ParameterDescriptor",
     "builtin_interfaces/msg/Time",
 ]
 
@@ -54,6 +58,25 @@ def test_default_and_keyword_construction_with_nested_messages_of_the_same_kind(
     x, y = Imu(), Imu()
     x.orientation_covariance[0] = -1.0  # rclpy's way of saying "no orientation"
     assert y.orientation_covariance[0] == 0.0
+
+
+def test_fields_start_at_their_definitions_defaults():
+    """As rosidl makes them: a Pose() is the identity (its quaternion's w is 1), and a
+    definition's own defaults (numbers, strings, arrays) start each message, fresh."""
+    Pose = messages.message_class("geometry_msgs/msg/Pose")
+    assert Pose().orientation.w == 1.0 and Pose().orientation.x == 0.0
+    reg = default_registry()
+    definition = ('float64 gain 1.5\nstring mode "auto"  # or manual\nint32[] ids [1, 2]\n'
+                  "bool on true\nfloat64[2] v [0.5, 1]\nint32 LIMIT=3\n")  # fmt: skip
+    reg.define("demo_msgs/msg/Tuned", definition)
+    Tuned = messages.message_class("demo_msgs/msg/Tuned", reg)
+    a, b = Tuned(), Tuned(gain=2.0)
+    assert (a.gain, a.mode, a.ids.tolist(), a.on, a.v.tolist()) == (1.5, "auto", [1, 2], True,
+                                                                    [0.5, 1.0])  # fmt: skip
+    a.ids.append(3)
+    assert b.gain == 2.0 and b.ids.tolist() == [1, 2]  # each message its own
+    back = reg.decode(bytes(reg.encode(a, "demo_msgs/msg/Tuned")), "demo_msgs/msg/Tuned")
+    assert back.ids.tolist() == [1, 2, 3] and back.mode == "auto"
 
 
 def test_an_unknown_field_is_refused_as_rclpy_does():

@@ -170,3 +170,24 @@ def test_10mb_image_codec_is_fast():
         best = min(best, time.perf_counter() - t0)
     assert np.array_equal(back.data, data)
     assert best < 0.25, f"10 MB encode+decode took {best * 1e3:.0f} ms"
+
+
+def test_defaults_of_msg_and_srv_files_start_new_messages(tmp_path):
+    """Defaults written in .msg and .srv files (rosidl's rules): comments and '#' inside
+    quotes, constants left alone, bad ones refused with the file named."""
+    pkg = tmp_path / "demo_msgs"
+    (pkg / "msg").mkdir(parents=True)
+    (pkg / "srv").mkdir()
+    (pkg / "msg" / "Mode.msg").write_text(
+        "uint8 AUTO=1\nuint8 mode 1  # AUTO\nstring label 'a#b'\nstring[] tags [\"x, y\", z]\n"
+        "float32 scale -2.5e-1\nint64 big 0x10\n"
+    )
+    (pkg / "srv" / "SetMode.srv").write_text("uint8 mode 2\n---\nbool ok true\n")
+    (pkg / "msg" / "Bad.msg").write_text("bool flag maybe\n")
+    types = TypeRegistry([tmp_path], use_ament_prefix_path=False)
+    m = types.new("demo_msgs/msg/Mode")
+    assert (m.mode, m.label, m.tags, m.scale, m.big) == (1, "a#b", ["x, y", "z"], -0.25, 16)
+    assert types.new("demo_msgs/srv/SetMode_Request").mode == 2
+    assert types.new("demo_msgs/srv/SetMode_Response").ok is True
+    with pytest.raises(MsgParseError, match=r"Bad\.msg"):
+        types.new("demo_msgs/msg/Bad")

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
-from . import cdr
+from . import cdr, field_defaults
 from .errors import MsgParseError, UnknownTypeError
 from .naming import InvalidNameError, normalize_type_name
 
@@ -198,6 +198,8 @@ class TypeRegistry:
         self._lock = threading.RLock()
         self._resolved: dict[str, str] = {}  # name as asked -> canonical (resolve)
         self._dds_names: dict[str, str] = {}  # define(dds_name=)
+        # fields' default values, from their definitions (the store keeps none)
+        self._defaults = {t: dict(d) for t, d in field_defaults.HUMBLE.items()}
 
     def known(self) -> list[str]:
         """Every message type name this registry can resolve (built in or found on disk)."""
@@ -254,8 +256,11 @@ class TypeRegistry:
         try:
             text = path.read_text()
             typs = get_types_from_msg(text, name)
+            defaults = field_defaults.parse(text)
         except Exception as exc:
             raise MsgParseError(f"cannot parse {path} as {name}: {exc}") from exc
+        if defaults:
+            self._defaults[name] = defaults
         for _name, desc in typs[name][1]:
             for dep in _named_deps(desc):
                 if dep not in self.store.fielddefs and dep != name:
@@ -317,8 +322,11 @@ class TypeRegistry:
             as_msg = f"{pkg}/msg/{short}"  # rosbags resolves relative names under pkg/msg only
             try:
                 typs = {name: get_types_from_msg(text, as_msg)[as_msg]}
+                defaults = field_defaults.parse(text)
             except Exception as exc:
                 raise MsgParseError(f"cannot parse the definition of {name}: {exc}") from exc
+            if defaults:
+                self._defaults[name] = defaults
             for _name, desc in typs[name][1]:
                 for dep in _named_deps(desc):
                     if dep not in self.store.fielddefs:
@@ -378,14 +386,20 @@ class TypeRegistry:
         return written
 
     def new(self, ros_type: str, **values: Any) -> Any:
-        """A message with ROS 2 default values (zeros, ``''``, empty arrays) for unset fields."""
+        """A message with ROS 2 default values for unset fields: its definition's
+        (``float64 w 1``), else zeros, ``''``, empty arrays."""
         name = self.resolve(ros_type)
+        given = self._defaults.get(name, {})
         kwargs: dict[str, Any] = {}
         for fname, desc in self.store.fielddefs[name][1]:
             attr = _attr(fname)
-            kwargs[attr] = (
-                _as_field(values.pop(attr), desc) if attr in values else self._default(desc)
-            )
+            if attr in values:
+                kwargs[attr] = _as_field(values.pop(attr), desc)
+            elif fname in given:
+                value = given[fname]
+                kwargs[attr] = _as_field(list(value) if isinstance(value, list) else value, desc)
+            else:
+                kwargs[attr] = self._default(desc)
         if values:
             raise TypeError(f"{name} has no field(s) {sorted(values)}")
         return self.store.types[name](**kwargs)
