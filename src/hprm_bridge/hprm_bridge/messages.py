@@ -60,6 +60,7 @@ _IDL_NAMES = {"float64": "double", "float32": "float", "byte": "octet", "char": 
               "bool": "boolean"}  # fmt: skip
 _BASE, _NAME, _ARRAY, _SEQUENCE = Nodetype.BASE, Nodetype.NAME, Nodetype.ARRAY, Nodetype.SEQUENCE
 
+_EMPTY_STRUCT_MEMBER = "structure_needs_at_least_one_member"
 _lock = threading.RLock()
 _classes: dict[str, type] = {}
 
@@ -348,8 +349,10 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     base = reg.message_class(ros_type)
     pkg, interface, name = ros_type.split("/")  # interface: msg, or srv for a service's half
     fields = reg.fields(ros_type)
-    slots = [f for f, _ in fields]
-    field_types = {f: _type_string(desc) for f, desc in fields}
+    # the member rosidl gives an empty struct is DDS's, not Python's: rclpy's class has no
+    # fields (it still travels, from the defaults below)
+    slots = [f for f, _ in fields if f != _EMPTY_STRUCT_MEMBER]
+    field_types = {f: _type_string(desc) for f, desc in fields if f in slots}
     sequences = {f for f, desc in fields if int(desc[0]) == _SEQUENCE}
     numeric = {  # numeric sequence fields: their array.array typecodes
         f: _TYPECODES[desc[1][0][1][0]]
