@@ -441,6 +441,10 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
         (base,),
         {
             **{f: prop for f, prop in checked.items() if prop is not None},
+            # what rosidl_runtime_py reads (message_to_ordereddict, message_to_yaml...):
+            # rclpy's slot names, each the field under its underscored name, SLOT_TYPES
+            **{f"_{f}": _slot_alias(f) for f in slots},
+            "SLOT_TYPES": _SlotTypes(),
             "__init__": __init__,
             "__repr__": __repr__,
             "__eq__": __eq__,
@@ -455,7 +459,55 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "_hprm_sequences": numeric,
         },
     )
+    # set once made: in the namespace it would make real slots (instances keep a __dict__)
+    cls.__slots__ = [f"_{f}" for f in slots]  # type: ignore[attr-defined]
     return cls
+
+
+def _slot_alias(field: str) -> property:
+    """``msg._field``: rclpy's generated classes keep a field in that slot, and code that
+    walks ``__slots__`` reads it there."""
+
+    def get(self: Any) -> Any:
+        return getattr(self, field)
+
+    def set_(self: Any, value: Any) -> None:
+        setattr(self, field, value)
+
+    return property(get, set_)
+
+
+class _SlotTypes:
+    """``SLOT_TYPES`` of a message class: each field's type as rosidl_parser describes it
+    (what rosidl_runtime_py walks), made at first use, where rosidl_parser is installed
+    (it comes with ROS 2; nothing in a federate needs it otherwise)."""
+
+    def __get__(self, obj: Any, cls: type) -> tuple[Any, ...]:
+        made = cls.__dict__.get("_hprm_slot_types")
+        if made is None:
+            from rosidl_parser import definition
+
+            made = tuple(_slot_type(definition, desc) for f, desc in cls._hprm_fields  # type: ignore[attr-defined]
+                         if f != _EMPTY_STRUCT_MEMBER)  # fmt: skip
+            type.__setattr__(cls, "_hprm_slot_types", made)
+        return made
+
+
+def _slot_type(definition: Any, desc: tuple[Any, Any]) -> Any:
+    kind, rest = int(desc[0]), desc[1]
+    if kind == _NAME:
+        pkg, sub, name = rest.split("/")
+        return definition.NamespacedType([pkg, sub], name)
+    if kind == _BASE:
+        base, bound = rest
+        if base == "string":
+            return definition.BoundedString(bound) if bound else definition.UnboundedString()
+        return definition.BasicType(_IDL_NAMES.get(base, base))
+    inner, n = rest
+    item = _slot_type(definition, inner)
+    if kind == _ARRAY:
+        return definition.Array(item, n)
+    return definition.BoundedSequence(item, n) if n else definition.UnboundedSequence(item)
 
 
 def adopt(msg: Any) -> Any:

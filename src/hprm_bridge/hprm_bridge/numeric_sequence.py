@@ -34,9 +34,28 @@ __all__ = ["NumericSequence"]
 
 
 class NumericSequence(array.array):  # type: ignore[type-arg]
-    """An ``array.array`` that numpy-reading codecs can also read."""
+    """An ``array.array`` that numpy-reading codecs can also read.
+
+    Each type code has its own subclass (``NumericSequence("d", ...)`` makes one of it),
+    which builds without the code as well: code that makes a field's value anew from
+    its type, ``type(msg.position)([1.0, 2.0])`` (rosidl_runtime_py's
+    ``set_message_fields``), gets a sequence of the field's items.
+    """
 
     __slots__ = ()
+    _code: str | None = None  # the type code of a typed subclass
+
+    def __new__(cls, *args: Any) -> NumericSequence:
+        if cls._code is None:  # NumericSequence(code, ...): an instance of code's class
+            if not args or not isinstance(args[0], str):
+                raise TypeError("NumericSequence(typecode[, initializer])")
+            cls = _typed(args[0])
+        elif not args or not isinstance(args[0], str):
+            args = (cls._code, *args)
+        return array.array.__new__(cls, *args)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        return (NumericSequence, (self.typecode, self.tobytes()))
 
     def view(self, dtype: Any) -> np.ndarray[Any, Any]:
         """The items' memory as a numpy array of ``dtype`` (no copy)."""
@@ -49,3 +68,15 @@ class NumericSequence(array.array):  # type: ignore[type-arg]
     def __repr__(self) -> str:  # array.array's (a subclass's repr names the subclass)
         items = f", {self.tolist()!r}" if len(self) else ""
         return f"array({self.typecode!r}{items})"
+
+
+_TYPED: dict[str, type[NumericSequence]] = {}
+
+
+def _typed(code: str) -> type[NumericSequence]:
+    cls = _TYPED.get(code)
+    if cls is None:
+        cls = _TYPED[code] = type(
+            "NumericSequence", (NumericSequence,), {"__slots__": (), "_code": code}
+        )
+    return cls

@@ -379,3 +379,58 @@ def test_sequence_operations_give_what_real_rclpy_gives():
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
     assert _sequence_ops(hprm=True) == _sequence_ops(hprm=False)
+
+
+# What code that walks messages does with rosidl_runtime_py (ROS 2's own, where installed)
+_RUNTIME_PY = """
+import json
+from rosidl_runtime_py import (message_to_csv, message_to_ordereddict, message_to_yaml,
+                               set_message_fields)
+from rosidl_runtime_py.convert import get_message_slot_types
+from rosidl_runtime_py.utilities import get_message
+from geometry_msgs.msg import PoseStamped
+from sensor_msgs.msg import Image, Imu, JointState
+out = [message_to_yaml(PoseStamped()), message_to_csv(JointState(name=['a'], position=[1.0]))]
+for cls, values in ((JointState, {'name': ['a', 'b'], 'position': [1.0, 2.0],
+                                  'header': {'frame_id': 'base'}}),
+                    (Imu, {'orientation_covariance': [1.0] * 9}),
+                    (Image, {'data': [1, 2, 3], 'encoding': 'mono8'}),
+                    (PoseStamped, {'pose': {'position': {'x': 1.5}}})):
+    msg = cls()
+    set_message_fields(msg, values)
+    out.append(json.dumps(message_to_ordereddict(msg)))
+out.append([[k, type(v).__name__] for k, v in get_message_slot_types(Imu).items()])
+out.append(repr(get_message('geometry_msgs/msg/Twist')()))
+print(json.dumps(out))
+"""
+
+
+def _runtime_py(hprm):
+    prelude = "from hprm_bridge import porting; porting.install_imports()\n" if hprm else ""
+    r = subprocess.run([sys.executable, "-c", prelude + _RUNTIME_PY], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+
+@pytest.mark.ros2
+def test_rosidl_runtime_py_walks_and_fills_these_messages_as_rclpys():
+    """message_to_yaml/csv/ordereddict and set_message_fields read __slots__ and
+    SLOT_TYPES and rebuild sequences from their type: the same results as with rclpy."""
+    pytest.importorskip("rosidl_runtime_py", reason="needs ROS 2's rosidl_runtime_py (source a "
+                        "Humble install)")  # fmt: skip
+    ours = _runtime_py(hprm=True)
+    assert ours == _runtime_py(hprm=False)
+    assert '"position": [1.0, 2.0]' in ours[2]
+
+
+def test_a_numeric_sequence_is_built_anew_from_its_type():
+    """type(msg.position)(items): a sequence of the field's type code (what code that
+    fills a message from plain values does)."""
+    js = messages.message_class("sensor_msgs/msg/JointState")(position=[1.0])
+    again = type(js.position)([2.0, 3.0])
+    assert again.typecode == "d" and again.tolist() == [2.0, 3.0]
+    assert type(js.position)().tolist() == [] and "_position" in type(js).__slots__
+    js._position = again  # rclpy's slot name reads and writes the field
+    assert js.position.tolist() == [2.0, 3.0]
+    assert pickle.loads(pickle.dumps(again)).tolist() == [2.0, 3.0]
