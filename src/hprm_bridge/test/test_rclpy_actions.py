@@ -232,8 +232,8 @@ def test_the_client_refuses_what_would_block_or_mistype():
     assert client.wait_for_server(timeout_sec=1.0) and client.server_is_ready()
     with pytest.raises(TypeError, match="goal must be a"):
         client.send_goal_async(Fibonacci.Result())
-    with pytest.raises(UnsupportedError, match=r"ActionClient\.send_goal \(/fibonacci\)"):
-        client.send_goal(Fibonacci.Goal(order=1))
+    with pytest.raises(UnsupportedError, match=r"ActionClient\.send_goal \(/fibonacci\).*task"):
+        client.send_goal(Fibonacci.Goal(order=1))  # not in a task: it could never wait
     with pytest.raises(TypeError, match="std_msgs/msg/String is not an action type"):
         ActionClient(node, messages.message_class("std_msgs/msg/String"), "x")
 
@@ -385,3 +385,29 @@ def test_the_same_action_nodes_run_under_real_rclpy(require_ros2_cli, stop_node,
     assert lines.count("ACCEPTED") == 1, lines
     assert [x for x in lines if x != "ACCEPTED"] == expected[1:]
     assert "EXECUTE order" in out
+
+
+SYNC_CLIENT = NODES / "sync_fibonacci_client.py"
+SYNC_SAYS = ["RESULT status 4 sequence [0, 1, 1, 2, 3]", "STOP"]
+
+
+def _sync_lines(out):
+    return re.findall(r"^(?:\[sync_fibonacci_client\] )?((?:RESULT|STOP).*)$", out, re.M)
+
+
+def test_a_main_beside_a_spin_thread_waits_for_an_actions_result():
+    """ActionClient.send_goal blocks the node file's main (a task) until the result, which
+    the server's execute callback gives in logical time."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "fibonacci_server.py",
+         SYNC_CLIENT, "--param", "fibonacci_server:period:=0.1", "--timeout", "10 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _sync_lines(r.stdout) == SYNC_SAYS
+
+
+@pytest.mark.ros2
+def test_the_waiting_action_client_says_the_same_under_real_rclpy(rclpy_until_stop):
+    server = [NODES / "fibonacci_server.py", "--ros-args", "-p", "period:=0.1"]
+    assert _sync_lines("\n".join(rclpy_until_stop([SYNC_CLIENT], server))) == SYNC_SAYS

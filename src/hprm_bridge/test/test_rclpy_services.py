@@ -175,7 +175,7 @@ def test_a_call_is_a_request_message_and_a_future_in_the_node():
         node.create_client(messages.message_class("std_msgs/msg/String"), "x")
     with pytest.raises(TypeError, match="<class 'object'> is not a service type"):
         node.create_service(object, "x", lambda req, res: res)
-    with pytest.raises(UnsupportedError, match=r"Client\.call \(/add_two_ints\).*call_async"):
+    with pytest.raises(UnsupportedError, match=r"Client\.call \(/add_two_ints\).*MultiThreaded"):
         client.call(AddTwoInts.Request())
     first = client.call_async(AddTwoInts.Request(a=1, b=2))
     second = client.call_async(AddTwoInts.Request(a=3, b=4))
@@ -253,6 +253,34 @@ def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli, client):
     assert "ADD 4 + 5" in out
     if client == "executor_call":
         assert EXECUTOR_SAYS in call.stdout
+
+
+def _sync_lines(out, who):
+    return re.findall(rf"^(?:\[{who}\] )?((?:SYNC|THREAD|STOP).*)$", out, re.M)
+
+
+SYNC_SAYS = {
+    "sync_caller": ["SYNC 1 + 10 = 11", "SYNC 2 + 10 = 12", "SYNC 3 + 10 = 13", "STOP"],
+    "thread_caller": ["THREAD 1 + 100 = 101", "THREAD 2 + 100 = 102", "STOP"],
+}
+
+
+@pytest.mark.parametrize("caller", sorted(SYNC_SAYS))
+def test_a_blocking_call_waits_for_its_answer_in_a_task(caller):
+    """client.call() in a timer callback of a node a MultiThreadedExecutor spins (the
+    callback groups tutorial), and in a main beside a spin thread (rclpy's docs): each
+    waits, as a task, for the answer at its later microstep."""
+    r = _hprm_ros("run", NODES / "adder.py", NODES / f"{caller}.py", "--timeout", "10 s",
+                  timeout=60)  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _sync_lines(r.stdout, caller) == SYNC_SAYS[caller]
+
+
+@pytest.mark.ros2
+@pytest.mark.parametrize("caller", sorted(SYNC_SAYS))
+def test_the_blocking_callers_say_the_same_under_real_rclpy(rclpy_until_stop, caller):
+    out = rclpy_until_stop([NODES / f"{caller}.py"], [NODES / "adder.py"])
+    assert _sync_lines("\n".join(out), caller) == SYNC_SAYS[caller]
 
 
 PEER_SAYS = [

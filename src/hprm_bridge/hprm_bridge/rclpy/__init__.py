@@ -105,6 +105,8 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     from hprm_bridge import porting
 
+    if executor is not None:  # node.executor, as rclpy's spin sets it
+        executor.add_node(node)
     if main_loop.spin_on(node):  # after a spin_once loop: until the federation stops
         return
     if node._finalized:  # only spin builds the node's reactor

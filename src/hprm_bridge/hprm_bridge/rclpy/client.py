@@ -14,6 +14,7 @@ Example (a node's callback)::
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any
 
 from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
@@ -21,6 +22,17 @@ from hprm_bridge.rclpy.task import Future
 
 if TYPE_CHECKING:
     from hprm_bridge.rclpy.parameter_calls import Route
+
+
+def blocking_refused(call: str, name: str, instead: str) -> UnsupportedError:
+    """Why a blocking call cannot wait here (see :meth:`Client.call`)."""
+    return UnsupportedError(
+        f"{call} ({name}) in a callback the node runs directly: the answer comes at a later "
+        "microstep, which a callback that blocks for it never reaches (under rclpy it "
+        "deadlocks a single-threaded executor the same way); spin the node with a "
+        f"MultiThreadedExecutor (its callbacks then run as tasks that may wait), or use "
+        f"{instead} and add_done_callback"
+    )
 
 
 class Client:
@@ -58,12 +70,23 @@ class Client:
         return future
 
     def call(self, request: Any, timeout_sec: float | None = None) -> Any:
-        raise UnsupportedError(
-            f"Client.call ({self.srv_name}) is not supported in an HPRM federate: a reply comes "
-            "at a later microstep, which a callback that blocks for it would never reach "
-            "(under rclpy it deadlocks a single-threaded executor the same way); use "
-            "call_async and add_done_callback, or rclpy.spin_until_future_complete in main"
-        )
+        """Call and wait for the response (``timeout_sec`` of logical time: None then, and
+        the call forgotten). The response comes at a later microstep, which only a task
+        can wait for (:mod:`hprm_bridge.rclpy.logical_sleep`): the callbacks of a node
+        spun by a ``MultiThreadedExecutor`` (what rclpy needs for a blocking call in a
+        callback too), an action's execute callback, the node file's main. Elsewhere an
+        ``UnsupportedError`` says so: under rclpy that call would deadlock."""
+        from hprm_bridge.rclpy import logical_sleep
+
+        future = self.call_async(request)
+        timeout_ns = None if timeout_sec is None else round(timeout_sec * 1_000_000_000)
+        refused = functools.partial(blocking_refused, "Client.call", self.srv_name, "call_async")
+        if not logical_sleep.wait_for(future, refused, timeout_ns):
+            self.remove_pending_request(future)
+            return None
+        if future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+        return future.result()
 
     def wait_for_service(self, timeout_sec: float | None = None) -> bool:
         """Whether a server answers: a federation's services are connected before its first

@@ -93,6 +93,28 @@ def _first_sleep_of_main(seconds: float) -> bool:
     return True
 
 
+def waiting_task() -> _Task | None:
+    """The task the calling thread runs, which may wait for a later tag (a blocking
+    service call's answer); the node file's main is made one here as at its first sleep
+    (while ``rclpy.spin`` runs the node on another thread); None elsewhere: a callback
+    run directly by the reactor cannot wait."""
+    task = getattr(_current, "task", None)
+    if task is None and _first_sleep_of_main(0.0):
+        task = getattr(_current, "task", None)
+    return task
+
+
+def wait_for(future: Any, refused: Callable[[], Exception], timeout_ns: int | None = None) -> bool:
+    """Block the calling task until ``future`` is done (a blocking service or action
+    call), or ``timeout_ns`` of logical time; whether done. Where no task calls (a
+    callback the reactor runs directly, which would never see the answer's later
+    microstep), raise ``refused()``."""
+    task = waiting_task()
+    if task is None:
+        raise refused()
+    return task._sleeper.wait_until(task, future.done, timeout_ns)
+
+
 def leave() -> None:
     """The calling thread, if it is the main taking turns as a task and this is its
     turn, stops taking turns (``rclpy.shutdown()`` there: it goes on to join the spin
@@ -258,6 +280,24 @@ class Sleeper:
             self._spinners.remove(task)
             task.pending = task.waiting_since = None  # its timed wake-up, if any, is void
             self._run(task)
+
+    def wait_until(self, task: _Task, done: Callable[[], bool], timeout_ns: int | None) -> bool:
+        """From ``task``'s thread: give the turn back, tag after tag at which the node ran
+        a callback, until ``done()`` or ``timeout_ns`` of logical time; whether done."""
+        end = None if timeout_ns is None else self._now_ns() + timeout_ns
+        while not done():
+            left = None if end is None else end - self._now_ns()
+            if left is not None and left <= 0:
+                return False
+            self.wait_for_callbacks(task, left)
+        return True
+
+    def run_now(self, fn: Callable[[], None], name: str = "hprm-callback") -> None:
+        """Run ``fn`` as a task from here, in its place among the tag's callbacks: to
+        its end, or until it waits (a blocking call), to be resumed at a later tag."""
+        task = _Task(self, fn, name)
+        self._tasks.append(task)
+        self._run(task)
 
     def start(self, fn: Callable[[], None], name: str = "hprm-task") -> None:
         """Run ``fn`` as a task from the next microstep on (as rclpy hands an execute

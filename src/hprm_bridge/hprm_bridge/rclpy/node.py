@@ -152,6 +152,7 @@ class Node(GraphQueries, NodeParameterMethods):
         self.clients: list[Client] = []
         self._clock = Clock(self._reactor)
         self._executor: Any = None  # rclpy's node.executor (set by Executor.add_node)
+        self._callbacks_as_tasks = False  # spun by a MultiThreadedExecutor (_as_reactor)
         self._default_group = MutuallyExclusiveCallbackGroup()
         # On the ROS 2 graph through the gateway: /rosout and ros2 param (opt-in: more ports
         # on every node, more traffic to the gateway; see hprm_bridge README)
@@ -483,8 +484,15 @@ class Node(GraphQueries, NodeParameterMethods):
     # -- the reactor ------------------------------------------------------------------
 
     def _as_reactor(self) -> Reactor:
-        """The node's reactor with its reactions (once; spin() calls this)."""
+        """The node's reactor with its reactions (once; spin() calls this). A node spun
+        by a MultiThreadedExecutor runs its callbacks as tasks: each may block in a
+        service call until its answer, as rclpy lets it there."""
         if not self._finalized:
+            from hprm_bridge.rclpy.executors import MultiThreadedExecutor
+
+            if isinstance(self._executor, MultiThreadedExecutor):
+                self._callbacks_as_tasks = True
+                self._tasks()
             self._finalized = True
             node_reactor.build(self)
         return self._reactor
@@ -544,20 +552,27 @@ class Node(GraphQueries, NodeParameterMethods):
         parameter_service.answer_calls(self._params, self._parameter_calls,
                                        self._parameter_replies)  # fmt: skip
 
-    def _exits(self, callback: Callable[[], None], note: bool = True) -> Callable[[], None]:
+    def _exits(
+        self, callback: Callable[[], None], note: bool = True, task: bool = False
+    ) -> Callable[[], None]:
         """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way
         out of a callback: ``rclpy.shutdown()`` there deadlocks Humble's global executor).
         Here it stops the federation at the next tag, and `rclpy.spin` raises the same
         SystemExit once the federation has stopped, for the node's main to catch. With
-        ``note``, running the callback is noted for a main in ``spin_once``."""
+        ``note``, running the callback is noted for a main in ``spin_once``. With ``task``,
+        in a node whose callbacks run as tasks, the callback runs as one (it may wait)."""
 
         sleeper = self._sleeper if note else None  # a callback ran: for spin_once
+        tasks = self._sleeper if task and self._callbacks_as_tasks else None
 
         def run() -> None:
             try:
                 if sleeper is not None:
                     sleeper.note_callback()
-                callback()
+                if tasks is not None:
+                    tasks.run_now(callback)
+                else:
+                    callback()
             except SystemExit as exc:
                 if self.system_exit is None:
                     self.system_exit = exc

@@ -44,11 +44,11 @@ def build(node: Node) -> None:
     for i, sub in enumerate(node._subscriptions):
         loop = loops.get(sub.topic_name)
         fired_by = (sub._port,) if loop is None else (sub._port, loop)
-        r.add_reaction(node._exits(callbacks.deliver(node._subscriptions, i, loop)), *fired_by,
-                       name=f"on_{sub._port.name}")  # fmt: skip
+        r.add_reaction(node._exits(callbacks.deliver(node._subscriptions, i, loop), task=True),
+                       *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
     for i, handle in enumerate(node._timers):
-        r.add_reaction(node._exits(callbacks.tick(node._timers, i)), handle._timer,
+        r.add_reaction(node._exits(callbacks.tick(node._timers, i), task=True), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip
         triggers.append(handle._timer)
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
@@ -61,8 +61,8 @@ def build(node: Node) -> None:
             "reach other nodes' services only (call the service's callback directly)"
         )
     for i, service in enumerate(node.services):
-        r.add_reaction(node._exits(lambda i=i: node.services[i]._answer()), service._requests,
-                       name=f"on_{service._requests.name}")  # fmt: skip
+        r.add_reaction(node._exits(lambda i=i: node.services[i]._answer(), task=True),
+                       service._requests, name=f"on_{service._requests.name}")  # fmt: skip
         triggers.append(service._requests)
     for i, client in enumerate(node.clients):
         r.add_reaction(node._exits(lambda i=i: node.clients[i]._receive()), client._replies,

@@ -20,6 +20,7 @@ Example (the ROS 2 tutorial's client, unchanged)::
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import uuid as _uuid
@@ -30,8 +31,8 @@ import numpy as np
 
 from hprm_bridge import action_ports, messages
 from hprm_bridge.rclpy.action.server import TERMINAL
-from hprm_bridge.rclpy.exceptions import UnsupportedError
-from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.client import blocking_refused
+from hprm_bridge.rclpy.logical_sleep import drive, wait_for
 from hprm_bridge.rclpy.qos import QoSProfile, qos_profile_action_status_default
 from hprm_bridge.rclpy.task import Future
 
@@ -82,10 +83,14 @@ class ClientGoalHandle:
         return self._client._cancel_goal_async(self)
 
     def get_result(self) -> Any:
-        raise self._client._blocking("ClientGoalHandle.get_result", "get_result_async")
+        """Wait for the result (in a task: see ``Client.call``)."""
+        return self._client._wait(self.get_result_async(), "ClientGoalHandle.get_result",
+                                  "get_result_async")  # fmt: skip
 
     def cancel_goal(self) -> Any:
-        raise self._client._blocking("ClientGoalHandle.cancel_goal", "cancel_goal_async")
+        """Wait for the cancel response (in a task: see ``Client.call``)."""
+        return self._client._wait(self.cancel_goal_async(), "ClientGoalHandle.cancel_goal",
+                                  "cancel_goal_async")  # fmt: skip
 
 
 class ActionClient:
@@ -141,7 +146,11 @@ class ActionClient:
         return answered
 
     def send_goal(self, goal: Any, **kwargs: Any) -> Any:
-        raise self._blocking("ActionClient.send_goal", "send_goal_async")
+        """Send the goal and wait for its result (rclpy's: the result's response), in a
+        task (see ``Client.call``)."""
+        sent = self.send_goal_async(goal, **kwargs)
+        handle = self._wait(sent, "ActionClient.send_goal", "send_goal_async")
+        return handle.get_result()
 
     def server_is_ready(self) -> bool:
         return self._goals.service_is_ready()
@@ -191,10 +200,9 @@ class ActionClient:
         raw = _uuid.UUID(bytes=hashlib.sha256(seed.encode()).digest()[:16], version=4).bytes
         return _UUID(uuid=np.frombuffer(raw, dtype=np.uint8).copy())
 
-    def _blocking(self, call: str, instead: str) -> UnsupportedError:
-        return UnsupportedError(
-            f"{call} ({self._name}) is not supported in an HPRM federate: its answer comes at "
-            "a later tag, which a callback that blocks for it would never reach (under rclpy "
-            f"it deadlocks a single-threaded executor the same way); use {instead} and "
-            "add_done_callback"
-        )
+    def _wait(self, future: Future, call: str, instead: str) -> Any:
+        refused = functools.partial(blocking_refused, call, self._name, instead)
+        wait_for(future, refused)
+        if future.exception() is not None:
+            raise future.exception()  # type: ignore[misc]
+        return future.result()
