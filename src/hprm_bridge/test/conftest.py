@@ -200,6 +200,25 @@ def bridged_run() -> Callable[..., subprocess.CompletedProcess]:
 
 
 @pytest.fixture
+def ported_run() -> Callable[..., str]:
+    """``ported_run(*files_and_options, timeout="10 s")``: ``hprm-ros run`` of node files
+    (paths) with its options, to its end; its output, once it exited 0 (the test fails
+    with the whole output otherwise)."""
+
+    def run(*args: Any, timeout: str = "10 s") -> str:
+        r = subprocess.run(
+            [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, args),
+             "--timeout", timeout],
+            capture_output=True, text=True, timeout=180,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )  # fmt: skip
+        assert r.returncode == 0, r.stdout + r.stderr
+        return r.stdout
+
+    return run
+
+
+@pytest.fixture
 def require_ros2_cli() -> Callable[[], None]:
     """``require_ros2_cli()``: skip the test here unless a Humble is sourced (rclpy
     importable, ``ros2`` on PATH), for the parts of a test that need one."""

@@ -395,16 +395,12 @@ def _sync_lines(out):
     return re.findall(r"^(?:\[sync_fibonacci_client\] )?((?:RESULT|STOP).*)$", out, re.M)
 
 
-def test_a_main_beside_a_spin_thread_waits_for_an_actions_result():
+def test_a_main_beside_a_spin_thread_waits_for_an_actions_result(ported_run):
     """ActionClient.send_goal blocks the node file's main (a task) until the result, which
     the server's execute callback gives in logical time."""
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "fibonacci_server.py",
-         SYNC_CLIENT, "--param", "fibonacci_server:period:=0.1", "--timeout", "10 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert _sync_lines(r.stdout) == SYNC_SAYS
+    out = ported_run(NODES / "fibonacci_server.py", SYNC_CLIENT,
+                     "--param", "fibonacci_server:period:=0.1")  # fmt: skip
+    assert _sync_lines(out) == SYNC_SAYS
 
 
 @pytest.mark.ros2

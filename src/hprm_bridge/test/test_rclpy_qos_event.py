@@ -3,8 +3,6 @@ missed, measured in logical time (hprm_bridge.rclpy.deadline), checked against r
 rclpy with the same node file."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -31,13 +29,8 @@ def _lines(out):
     return re.findall(r"^(?:\[deadline_watcher\] )?((?:HEARD|MISSED|STOP).*)$", out, re.M)
 
 
-def test_a_missed_deadline_is_called_back_at_the_same_logical_time_every_run():
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WATCHER, "--timeout", "10 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert _lines(r.stdout) == EXPECTED
+def test_a_missed_deadline_is_called_back_at_the_same_logical_time_every_run(ported_run):
+    assert _lines(ported_run(WATCHER)) == EXPECTED
 
 
 @pytest.mark.ros2

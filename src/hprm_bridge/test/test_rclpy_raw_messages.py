@@ -2,8 +2,6 @@
 a relay that never decodes, ported and under real rclpy; the bytes are rclpy's CDR."""
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,13 +20,8 @@ def _lines(out):
     return re.findall(r"^(?:\[raw_relay\] )?((?:RAW|RELAYED|STOP).*)$", out, re.M)
 
 
-def test_a_raw_relay_forwards_bytes_it_never_decodes():
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", RELAY, "--timeout", "10 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert _lines(r.stdout) == SAYS
+def test_a_raw_relay_forwards_bytes_it_never_decodes(ported_run):
+    assert _lines(ported_run(RELAY)) == SAYS
 
 
 @pytest.mark.ros2

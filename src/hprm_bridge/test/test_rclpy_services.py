@@ -266,14 +266,12 @@ SYNC_SAYS = {
 
 
 @pytest.mark.parametrize("caller", sorted(SYNC_SAYS))
-def test_a_blocking_call_waits_for_its_answer_in_a_task(caller):
+def test_a_blocking_call_waits_for_its_answer_in_a_task(caller, ported_run):
     """client.call() in a timer callback of a node a MultiThreadedExecutor spins (the
     callback groups tutorial), and in a main beside a spin thread (rclpy's docs): each
     waits, as a task, for the answer at its later microstep."""
-    r = _hprm_ros("run", NODES / "adder.py", NODES / f"{caller}.py", "--timeout", "10 s",
-                  timeout=60)  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert _sync_lines(r.stdout, caller) == SYNC_SAYS[caller]
+    out = ported_run(NODES / "adder.py", NODES / f"{caller}.py")
+    assert _sync_lines(out, caller) == SYNC_SAYS[caller]
 
 
 @pytest.mark.ros2

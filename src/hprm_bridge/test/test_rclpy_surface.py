@@ -603,16 +603,11 @@ def _tutorial_lines(out):
     return re.findall(r"^(?:\[param_tutorial\] )?((?:TICK|SET|STOP).*)$", out, re.M)
 
 
-def test_the_parameters_tutorial_node_runs_ported():
+def test_the_parameters_tutorial_node_runs_ported(ported_run):
     """rclpy's tutorial reads a parameter with get_parameter_value().string_value and
     sets it with rclpy.Parameter.Type: both as under rclpy."""
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", TUTORIAL, "--timeout", "10 s",
-         "--param", "param_tutorial:my_parameter:=earth"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert _tutorial_lines(r.stdout) == TUTORIAL_SAYS
+    out = ported_run(TUTORIAL, "--param", "param_tutorial:my_parameter:=earth")
+    assert _tutorial_lines(out) == TUTORIAL_SAYS
 
 
 @pytest.mark.ros2
@@ -628,28 +623,19 @@ def _odometry_lines(out):
     return re.findall(r"^(?:\[odometry\] )?((?:COV|JS|POSE|ARR|PARAM|STOP).*)$", out, re.M)
 
 
-def _odometry_ported():
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", ODOMETRY, "--timeout", "10 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    return _odometry_lines(r.stdout)
-
-
-def test_an_odometry_node_in_the_usual_idioms_runs_ported_the_same_every_run():
-    first = _odometry_ported()
+def test_an_odometry_node_in_the_usual_idioms_runs_ported_the_same_every_run(ported_run):
+    first = _odometry_lines(ported_run(ODOMETRY))
     assert first[-1] == "STOP" and "PARAM wheel_base -> 0.7" in first
     assert first[:3] == ["COV odom 0.010 36 age_ok True", "JS ['left', 'right'] 2 [1.0, 2.0]",
                          "POSE [0.0, 0.0]"]  # fmt: skip
-    assert _odometry_ported() == first  # its pose integrates logical time: the same
+    assert _odometry_lines(ported_run(ODOMETRY)) == first  # logical time: the same pose
 
 
 @pytest.mark.ros2
-def test_the_odometry_node_says_the_same_under_real_rclpy(rclpy_until_stop):
+def test_the_odometry_node_says_the_same_under_real_rclpy(rclpy_until_stop, ported_run):
     """All but the integrated pose, which under rclpy follows the wall clock; as a
     multiset (rclpy's executor may take three topics' messages in any order)."""
     real = _odometry_lines("\n".join(rclpy_until_stop([ODOMETRY])))
-    ours = _odometry_ported()
+    ours = _odometry_lines(ported_run(ODOMETRY))
     assert sorted(x for x in real if not x.startswith("POSE")) == sorted(
         x for x in ours if not x.startswith("POSE"))  # fmt: skip

@@ -3,8 +3,6 @@ last call and until the next, in logical time; compared with real rclpy's."""
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -40,13 +38,8 @@ def _check(seen, tolerance_ms):
         assert all(abs(a - b) <= tolerance_ms for a, b in zip(g, want, strict=True)), got
 
 
-def test_a_timer_reads_and_changes_its_period_in_logical_time():
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", PROBE, "--timeout", "10 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode == 0, r.stdout + r.stderr
-    _check(_seen(r.stdout.splitlines()), tolerance_ms=0)  # logical time: exact
+def test_a_timer_reads_and_changes_its_period_in_logical_time(ported_run):
+    _check(_seen(ported_run(PROBE).splitlines()), tolerance_ms=0)  # logical time: exact
 
 
 @pytest.mark.ros2

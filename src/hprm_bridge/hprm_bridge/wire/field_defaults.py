@@ -17,7 +17,9 @@ number for a number, a string quoted or as written, ``[a, b]`` for an array.
 from __future__ import annotations
 
 import ast
+import itertools
 import re
+from collections.abc import Iterator
 from typing import Any
 
 # The defaults among Humble's built-in interfaces (those the store holds without text;
@@ -44,17 +46,21 @@ def parse(text: str) -> dict[str, Any]:
     return found
 
 
-def _code(rest: str) -> str:
-    """``rest`` without its comment: a ``#`` outside quotes starts one."""
+def _unquoted(text: str, wanted: str) -> Iterator[int]:
+    """Where ``text`` has one of the characters ``wanted`` outside quotes."""
     quote = None
-    for i, c in enumerate(rest):
+    for i, c in enumerate(text):
         if quote:
             quote = None if c == quote else quote
         elif c in "'\"":
             quote = c
-        elif c == "#":
-            return rest[:i]
-    return rest
+        elif c in wanted:
+            yield i
+
+
+def _code(rest: str) -> str:
+    """``rest`` without its comment: a ``#`` outside quotes starts one."""
+    return rest[: next(_unquoted(rest, "#"), len(rest))]
 
 
 def _value(typ: str, text: str, name: str) -> Any:
@@ -69,17 +75,9 @@ def _value(typ: str, text: str, name: str) -> Any:
 
 def _split(inner: str) -> list[str]:
     """The items of an array default, commas inside quotes kept."""
-    items, quote, start = [], None, 0
-    for i, c in enumerate(inner):
-        if quote:
-            quote = None if c == quote else quote
-        elif c in "'\"":
-            quote = c
-        elif c == ",":
-            items.append(inner[start:i].strip())
-            start = i + 1
-    last = inner[start:].strip()
-    return [*items, last] if last or items else items
+    cuts = [-1, *_unquoted(inner, ","), len(inner)]
+    items = [inner[a + 1 : b].strip() for a, b in itertools.pairwise(cuts)]
+    return [] if items == [""] else items
 
 
 def _scalar(base: str, text: str, name: str) -> Any:
