@@ -179,6 +179,31 @@ class NodeParameters:
             return _descriptor()
         raise ParameterNotDeclaredException(name)
 
+    def set_descriptor(self, name: str, descriptor: Any, alternative: Any) -> Any:
+        """rclpy's ``set_descriptor``: the parameter keeps its value if the new descriptor
+        allows it, else takes ``alternative`` (a ParameterValue) if that is allowed, else
+        raises; no set callback runs. Its ParameterValue after."""
+        if name not in self.values:
+            if self.allow_undeclared:
+                return self.get(name).get_parameter_value()
+            raise ParameterNotDeclaredException(name)
+        if self.descriptors[name].read_only:
+            raise ParameterImmutableException(name)
+        current = self.get(name)
+        tries = [current]
+        if alternative is not None:
+            param_msg = messages.message_class("rcl_interfaces/msg/Parameter")
+            tries.append(Parameter.from_parameter_msg(param_msg(name=name, value=alternative)))
+        for p in tries:
+            result = self._check(p, descriptor, check_read_only=False)
+            if result.successful:
+                self.values[name] = p
+                break
+        else:
+            raise InvalidParameterValueException(name, tries[-1].value, result.reason)
+        self.descriptors[name] = descriptor
+        return self.get(name).get_parameter_value()
+
     # -- setting ---------------------------------------------------------------------
 
     def set_each(self, params: list[Parameter]) -> list[Any]:
@@ -314,6 +339,9 @@ class NodeParameterMethods:
 
     def describe_parameter(self, name: str) -> Any:
         return self._params.describe(name)
+
+    def set_descriptor(self, name: str, descriptor: Any, alternative_value: Any = None) -> Any:
+        return self._params.set_descriptor(name, descriptor, alternative_value)
 
     def describe_parameters(self, names: list[str]) -> list[Any]:
         return [self._params.describe(n) for n in names]

@@ -7,7 +7,12 @@ import json
 import warnings
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, ParameterValue, SetParametersResult
+from rcl_interfaces.msg import (
+    IntegerRange,
+    ParameterDescriptor,
+    ParameterValue,
+    SetParametersResult,
+)
 from rclpy.node import Node
 from rclpy.parameter import Parameter, parameter_value_to_python
 
@@ -41,6 +46,18 @@ def attempt(call):
 
 
 seen = {}
+
+
+def ranged(lo, hi):
+    return ParameterDescriptor(type=2, integer_range=[IntegerRange(from_value=lo, to_value=hi,
+                                                                   step=1)])  # fmt: skip
+
+
+def value(call):
+    """A ParameterValue as [type, integer value], or the error as attempt() shows it."""
+    got = attempt(call)
+    return [got.type, got.integer_value] if hasattr(got, "integer_value") else got
+
 
 # A node that takes any parameter and declares what it is given.
 calls = []
@@ -118,6 +135,23 @@ with warnings.catch_warnings():
         "name_not_str": attempt(lambda: plain.declare_parameters("", [(3, 1)])),
         "not_descriptor": attempt(lambda: plain.declare_parameters("", [("x", 1, "d")])),
         "undeclare_typed": attempt(lambda: plain.set_parameters([Parameter("typed")])),
+        "descriptor_keep": value(lambda: plain.set_descriptor("typed", ranged(0, 10))),
+        "descriptor_alt": value(
+            lambda: plain.set_descriptor(
+                "typed", ranged(5, 10), ParameterValue(type=2, integer_value=7)
+            )
+        ),
+        "descriptor_refused": value(
+            lambda: plain.set_descriptor(
+                "typed", ranged(20, 30), ParameterValue(type=2, integer_value=1)
+            )
+        ),
+        "descriptor_untyped": value(
+            lambda: plain.set_descriptor("typed", ParameterDescriptor(read_only=True))
+        ),
+        "descriptor_read_only": value(lambda: plain.set_descriptor("typed", ranged(0, 10))),
+        "descriptor_undeclared": value(lambda: plain.set_descriptor("nope", ranged(0, 1))),
+        "descriptor_now": attempt(lambda: plain.describe_parameter("typed")),
         "declared": sorted(plain.get_parameters_by_prefix("")),
     }
 
