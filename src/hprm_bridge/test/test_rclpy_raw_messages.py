@@ -37,3 +37,16 @@ def test_a_raw_subscription_gets_the_gateways_bytes_as_they_came():
     padded = cdr + b"\x00"  # DDS may carry alignment padding: passed on as it came
     assert _raw(RawMessage("std_msgs/msg/String", padded)) == padded
     assert _raw(msg) == cdr
+
+
+def test_a_publisher_refuses_a_message_of_another_type_as_rclpy():
+    """Before, it went to the subscribers, who got a String where they expected Int32."""
+    from hprm_bridge.rclpy.node import Node
+
+    node = Node("typed")
+    pub = node.create_publisher(messages.message_class("std_msgs/msg/Int32"), "n", 10)
+    for wrong in (messages.message_class("std_msgs/msg/String")(data="x"), 5):
+        with pytest.raises(TypeError, match=r"Expected <class 'std_msgs\.msg\.Int32'>, got"):
+            pub.publish(wrong)
+    pub.publish(serialize_message(messages.message_class("std_msgs/msg/Int32")(data=5)))
+    assert len(pub._queue) == 1  # serialized bytes are taken, as rclpy takes them

@@ -259,6 +259,7 @@ class Node(GraphQueries, NodeParameterMethods):
             self._graph.add("pub", name, ros_type, qos)
         pub._deadline = watch
         pub.qos_profile = qos
+        pub._msg_class = messages.message_class(ros_type)
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
         return pub
 

@@ -22,6 +22,7 @@ from hprm_core.errors import AssemblyError
 class Publisher:
     qos_profile: QoSProfile
     _destroyed = False
+    _msg_class: type | None = None  # a node's publisher: what publish takes (none: internal)
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
@@ -37,10 +38,13 @@ class Publisher:
         them: decoded here, so every subscriber gets the message."""
         if self._destroyed:
             raise InvalidHandle(f"the publisher on {self.topic_name}")
+        cls = self._msg_class
         if isinstance(msg, (bytes, bytearray, memoryview)):
             from hprm_bridge import raw_message
 
             msg = raw_message.decode(self.msg_type, msg)
+        elif cls is not None and not isinstance(msg, cls):  # rclpy's words
+            raise TypeError(f"Expected {cls!r}, got {type(msg)!r}")
         self._queue.append(published(msg))
         if self._deadline is not None:
             self._deadline.seen()
