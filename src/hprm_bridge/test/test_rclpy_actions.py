@@ -234,6 +234,7 @@ def test_the_client_refuses_what_would_block_or_mistype():
         client.send_goal_async(Fibonacci.Result())
     with pytest.raises(UnsupportedError, match=r"ActionClient\.send_goal \(/fibonacci\).*task"):
         client.send_goal(Fibonacci.Goal(order=1))  # not in a task: it could never wait
+    assert client._goals._requests._queue == []  # refused before anything was sent
     with pytest.raises(TypeError, match="std_msgs/msg/String is not an action type"):
         ActionClient(node, messages.message_class("std_msgs/msg/String"), "x")
 

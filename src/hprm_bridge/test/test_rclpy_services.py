@@ -256,20 +256,27 @@ def test_the_same_service_nodes_run_under_real_rclpy(require_ros2_cli, client):
 
 
 def _sync_lines(out, who):
-    return re.findall(rf"^(?:\[{who}\] )?((?:SYNC|THREAD|STOP).*)$", out, re.M)
+    return re.findall(rf"^(?:\[{who}\] )?((?:SYNC|THREAD|ASYNC|HEARD|STOP).*)$", out, re.M)
 
 
 SYNC_SAYS = {
     "sync_caller": ["SYNC 1 + 10 = 11", "SYNC 2 + 10 = 12", "SYNC 3 + 10 = 13", "STOP"],
     "thread_caller": ["THREAD 1 + 100 = 101", "THREAD 2 + 100 = 102", "STOP"],
+    "async_caller": [
+        line
+        for n in (1, 2, 3)
+        for line in (f"ASYNC {n} + 20 = {20 + n}", f"HEARD {20 + n} -> {1020 + n}")
+    ]
+    + ["STOP"],
 }
 
 
 @pytest.mark.parametrize("caller", sorted(SYNC_SAYS))
 def test_a_blocking_call_waits_for_its_answer_in_a_task(caller, ported_run):
     """client.call() in a timer callback of a node a MultiThreadedExecutor spins (the
-    callback groups tutorial), and in a main beside a spin thread (rclpy's docs): each
-    waits, as a task, for the answer at its later microstep."""
+    callback groups tutorial), in a main beside a spin thread (rclpy's docs), and
+    ``await client.call_async()`` in async timer and subscription callbacks: each waits,
+    as a task, for the answer at its later microstep."""
     out = ported_run(NODES / "adder.py", NODES / f"{caller}.py")
     assert _sync_lines(out, caller) == SYNC_SAYS[caller]
 

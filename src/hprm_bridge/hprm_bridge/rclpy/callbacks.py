@@ -15,6 +15,7 @@ from typing import Any
 
 from hprm_bridge.message_pickle import received
 from hprm_bridge.raw_message import RawMessage, materialize
+from hprm_bridge.rclpy.logical_sleep import drive
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.serialization import serialize_message
 from hprm_bridge.rclpy.subscription import Subscription
@@ -59,7 +60,7 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
                     "dropped a malformed sample on %s: %s", sub.topic_name, exc
                 )
                 continue
-            sub.callback(msg)
+            drive(sub.callback(msg))
 
     return deliver
 

@@ -78,15 +78,19 @@ class Client:
         ``UnsupportedError`` says so: under rclpy that call would deadlock."""
         from hprm_bridge.rclpy import logical_sleep
 
-        future = self.call_async(request)
+        sent: list[Future] = []
+
+        def start() -> Future:
+            sent.append(self.call_async(request))
+            return sent[0]
+
         timeout_ns = None if timeout_sec is None else round(timeout_sec * 1_000_000_000)
         refused = functools.partial(blocking_refused, "Client.call", self.srv_name, "call_async")
-        if not logical_sleep.wait_for(future, refused, timeout_ns):
-            self.remove_pending_request(future)
+        future = logical_sleep.wait_for(start, refused, timeout_ns)
+        if future is None:  # timed out: forgotten
+            self.remove_pending_request(sent[0])
             return None
-        if future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]
-        return future.result()
+        return future.result()  # raises what the call raised
 
     def wait_for_service(self, timeout_sec: float | None = None) -> bool:
         """Whether a server answers: a federation's services are connected before its first

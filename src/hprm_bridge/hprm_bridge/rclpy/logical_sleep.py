@@ -104,15 +104,19 @@ def waiting_task() -> _Task | None:
     return task
 
 
-def wait_for(future: Any, refused: Callable[[], Exception], timeout_ns: int | None = None) -> bool:
-    """Block the calling task until ``future`` is done (a blocking service or action
-    call), or ``timeout_ns`` of logical time; whether done. Where no task calls (a
-    callback the reactor runs directly, which would never see the answer's later
-    microstep), raise ``refused()``."""
+def wait_for(
+    start: Callable[[], Any], refused: Callable[[], Exception], timeout_ns: int | None = None
+) -> Any:
+    """A blocking call: ``start()`` (which sends it and gives its future), then the calling
+    task waits until the future is done, or ``timeout_ns`` of logical time; the future,
+    None if it timed out. Where no task calls (a callback the reactor runs directly,
+    which would never see the answer's later microstep) ``refused()`` is raised before
+    anything is sent."""
     task = waiting_task()
     if task is None:
         raise refused()
-    return task._sleeper.wait_until(task, future.done, timeout_ns)
+    future = start()
+    return future if task._sleeper.wait_until(task, future.done, timeout_ns) else None
 
 
 def leave() -> None:
@@ -361,7 +365,9 @@ class Sleeper:
 
 def drive(value: Any) -> Any:
     """The result of a callback that may be a coroutine (rclpy awaits those): run it to
-    its end; it may sleep in logical time, not await a future that is not done."""
+    its end. Where it awaits a future not yet done (``await client.call_async(...)``), a
+    task waits for it, tag after tag, as a blocking call does; a callback the reactor
+    runs directly cannot wait, and says so."""
     if not hasattr(value, "send") or not hasattr(value, "throw"):
         return value
     try:
@@ -369,10 +375,15 @@ def drive(value: Any) -> Any:
             awaited = value.send(None)
             if awaited is not None and hasattr(awaited, "done") and awaited.done():
                 continue
-            raise RuntimeError(
-                "an async callback awaited something not yet done; in an HPRM federate "
-                "futures complete at later tags: use add_done_callback, or poll "
-                "future.done() with time.sleep in an action's execute callback"
-            )
+            task = getattr(_current, "task", None)
+            if task is None or awaited is None or not hasattr(awaited, "done"):
+                value.close()
+                raise RuntimeError(
+                    "an async callback awaited something not yet done where it cannot wait: "
+                    "futures complete at later tags, which only a task reaches (a node with "
+                    "coroutine callbacks, or spun by a MultiThreadedExecutor, runs them as "
+                    "tasks); await only HPRM's futures (call_async, send_goal_async...)"
+                )
+            task._sleeper.wait_until(task, awaited.done, None)
     except StopIteration as end:
         return end.value

@@ -22,6 +22,7 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 import os
 import re
@@ -491,12 +492,19 @@ class Node(GraphQueries, NodeParameterMethods):
         if not self._finalized:
             from hprm_bridge.rclpy.executors import MultiThreadedExecutor
 
-            if isinstance(self._executor, MultiThreadedExecutor):
+            if isinstance(self._executor, MultiThreadedExecutor) or self._has_coroutines():
                 self._callbacks_as_tasks = True
                 self._tasks()
             self._finalized = True
             node_reactor.build(self)
         return self._reactor
+
+    def _has_coroutines(self) -> bool:
+        """Whether a subscription, timer or service callback is ``async def`` (rclpy awaits
+        those; here they run as tasks, which may wait for what they await)."""
+        found = [*(s.callback for s in self._subscriptions), *(t.callback for t in self._timers),
+                 *(s.callback for s in self.services)]  # fmt: skip
+        return any(inspect.iscoroutinefunction(c) for c in found if c is not None)
 
     def _check_connections(self, graph: Any) -> None:
         """Before the start: a client whose calls no node serves (and no gateway carries

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.rclpy.logical_sleep import drive
+
 Handler = Callable[[str, int, Any], None]  # (client, sequence number, request)
 
 
@@ -44,7 +46,7 @@ class Service:
 
     def _call_back(self, key: str, seq: int, request: Any) -> None:
         assert self.callback is not None
-        response = self.callback(request, self.srv_type.Response())
+        response = drive(self.callback(request, self.srv_type.Response()))
         if not isinstance(response, self.srv_type.Response):
             raise TypeError(
                 f"service {self.srv_name}: the callback returned {type(response).__name__}, "

@@ -26,6 +26,14 @@ class Future:
     def done(self) -> bool:
         return self._done
 
+    def __await__(self) -> Any:
+        """``await future`` in a coroutine callback: its result once done. It yields
+        itself, so that the task running the coroutine knows what it waits for
+        (:func:`hprm_bridge.rclpy.logical_sleep.drive`)."""
+        while not self._done:
+            yield self
+        return self.result()
+
     def cancelled(self) -> bool:
         return self._cancelled
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.rclpy.exceptions import InvalidHandle
+from hprm_bridge.rclpy.logical_sleep import drive
 from hprm_core import Timer as _ReactorTimer
 
 
@@ -53,7 +54,7 @@ class TimerHandle:
         if not self.cancelled:
             self._last_ns = self._clock.logical_ns()
             self._next_ns = self._last_ns + self._period_ns
-            self.callback()
+            drive(self.callback())
 
     def _times(self) -> tuple[int, int, int] | None:
         """(last call, next call, now) in logical ns; None before the start."""

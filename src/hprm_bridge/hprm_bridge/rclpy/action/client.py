@@ -84,12 +84,12 @@ class ClientGoalHandle:
 
     def get_result(self) -> Any:
         """Wait for the result (in a task: see ``Client.call``)."""
-        return self._client._wait(self.get_result_async(), "ClientGoalHandle.get_result",
+        return self._client._wait(self.get_result_async, "ClientGoalHandle.get_result",
                                   "get_result_async")  # fmt: skip
 
     def cancel_goal(self) -> Any:
         """Wait for the cancel response (in a task: see ``Client.call``)."""
-        return self._client._wait(self.cancel_goal_async(), "ClientGoalHandle.cancel_goal",
+        return self._client._wait(self.cancel_goal_async, "ClientGoalHandle.cancel_goal",
                                   "cancel_goal_async")  # fmt: skip
 
 
@@ -148,8 +148,8 @@ class ActionClient:
     def send_goal(self, goal: Any, **kwargs: Any) -> Any:
         """Send the goal and wait for its result (rclpy's: the result's response), in a
         task (see ``Client.call``)."""
-        sent = self.send_goal_async(goal, **kwargs)
-        handle = self._wait(sent, "ActionClient.send_goal", "send_goal_async")
+        start = functools.partial(self.send_goal_async, goal, **kwargs)
+        handle = self._wait(start, "ActionClient.send_goal", "send_goal_async")
         return handle.get_result()
 
     def server_is_ready(self) -> bool:
@@ -200,9 +200,6 @@ class ActionClient:
         raw = _uuid.UUID(bytes=hashlib.sha256(seed.encode()).digest()[:16], version=4).bytes
         return _UUID(uuid=np.frombuffer(raw, dtype=np.uint8).copy())
 
-    def _wait(self, future: Future, call: str, instead: str) -> Any:
+    def _wait(self, start: Callable[[], Future], call: str, instead: str) -> Any:
         refused = functools.partial(blocking_refused, call, self._name, instead)
-        wait_for(future, refused)
-        if future.exception() is not None:
-            raise future.exception()  # type: ignore[misc]
-        return future.result()
+        return wait_for(start, refused).result()  # raises what the call raised
