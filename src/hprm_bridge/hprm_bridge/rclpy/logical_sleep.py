@@ -1,4 +1,4 @@
-"""Callbacks that sleep in logical time: what an action's execute callback does.
+"""Callbacks that sleep or wait in logical time: what an action's execute callback does.
 
 An action server's execute callback usually loops: publish feedback,
 ``time.sleep(1)``, check ``goal_handle.is_cancel_requested``, and finally
@@ -16,6 +16,14 @@ meanwhile the node's other callbacks run at their tags (a cancel request is
 seen on resuming). Every run sees the same tags, so the feedback and the
 result are the same in every run. Outside a task, ``time.sleep`` is
 Python's.
+
+A task may also wait for an answer that comes at a later microstep: a blocking
+``Client.call`` or ``ActionClient.send_goal`` (:func:`wait_for`), an ``await`` of a
+future in a coroutine callback (:func:`drive`). Besides execute callbacks, tasks are
+the node file's main (a ``spin_once`` loop, or beside ``rclpy.spin`` on a thread) and,
+in a node spun by a ``MultiThreadedExecutor`` or with ``async def`` callbacks, its
+subscription, timer and service callbacks (:meth:`Sleeper.run_now`: in their place
+among the tag's callbacks).
 
 Example (an execute callback; under rclpy it reads the same)::
 
