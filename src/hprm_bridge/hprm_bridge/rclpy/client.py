@@ -78,17 +78,12 @@ class Client:
         ``UnsupportedError`` says so: under rclpy that call would deadlock."""
         from hprm_bridge.rclpy import logical_sleep
 
-        sent: list[Future] = []
-
-        def start() -> Future:
-            sent.append(self.call_async(request))
-            return sent[0]
-
         timeout_ns = None if timeout_sec is None else round(timeout_sec * 1_000_000_000)
         refused = functools.partial(blocking_refused, "Client.call", self.srv_name, "call_async")
+        start = functools.partial(self.call_async, request)
         future = logical_sleep.wait_for(start, refused, timeout_ns)
-        if future is None:  # timed out: forgotten
-            self.remove_pending_request(sent[0])
+        if not future.done():  # timed out: forgotten
+            self.remove_pending_request(future)
             return None
         return future.result()  # raises what the call raised
 

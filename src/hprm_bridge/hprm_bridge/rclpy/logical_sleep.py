@@ -116,15 +116,16 @@ def wait_for(
     start: Callable[[], Any], refused: Callable[[], Exception], timeout_ns: int | None = None
 ) -> Any:
     """A blocking call: ``start()`` (which sends it and gives its future), then the calling
-    task waits until the future is done, or ``timeout_ns`` of logical time; the future,
-    None if it timed out. Where no task calls (a callback the reactor runs directly,
-    which would never see the answer's later microstep) ``refused()`` is raised before
-    anything is sent."""
+    task waits until the future is done, or ``timeout_ns`` of logical time; the future
+    (not done if it timed out). Where no task calls (a callback the reactor runs
+    directly, which would never see the answer's later microstep) ``refused()`` is raised
+    before anything is sent."""
     task = waiting_task()
     if task is None:
         raise refused()
     future = start()
-    return future if task._sleeper.wait_until(task, future.done, timeout_ns) else None
+    task._sleeper.wait_until(task, future.done, timeout_ns)
+    return future
 
 
 def leave() -> None:

@@ -39,12 +39,12 @@ class Publisher:
         if self._destroyed:
             raise InvalidHandle(f"the publisher on {self.topic_name}")
         cls = self._msg_class
-        if isinstance(msg, (bytes, bytearray, memoryview)):
+        if cls is not None and not isinstance(msg, cls):  # one check when it is a message
+            if not isinstance(msg, (bytes, bytearray, memoryview)):  # rclpy's words
+                raise TypeError(f"Expected {cls!r}, got {type(msg)!r}")
             from hprm_bridge import raw_message
 
             msg = raw_message.decode(self.msg_type, msg)
-        elif cls is not None and not isinstance(msg, cls):  # rclpy's words
-            raise TypeError(f"Expected {cls!r}, got {type(msg)!r}")
         self._queue.append(published(msg))
         if self._deadline is not None:
             self._deadline.seen()
