@@ -38,6 +38,7 @@ setup(
         "rosbags==0.11.9",
         "pyyaml>=6",
         "Pillow>=9",  # hprm_bridge.numpy: CompressedImage (JPEG/PNG)
+        "greenlet>=3",  # callbacks that wait in logical time (rclpy/logical_sleep.py)
         "hprm_core",
     ],
     # colcon (setuptools >= 80) ignores tests_require: test deps live here.

@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -328,6 +329,43 @@ def test_tasks_take_turns_and_wake_in_the_order_they_slept():
     sleeper.stop()  # ends it where it sleeps
     assert ("a", "done", 200_000_000) not in seen and sleeper._tasks == []
     assert not sleeper_sleep(0.0)  # outside a task: nothing slept
+
+
+def test_a_callbacks_task_runs_on_the_reactors_thread_and_gives_back_to_its_caller():
+    """run_now's task is a coroutine of the calling thread (no thread started per
+    callback); a task run from inside another's turn gives the turn back to that task,
+    not to the reactor; what a task raises, its turn raises."""
+    from hprm_bridge.rclpy.logical_sleep import sleep as sleeper_sleep
+
+    now = [0]
+    sleeper = Sleeper(lambda: now[0], lambda: (now[0], 0))
+    seen = []
+
+    def inner():
+        seen.append(("inner", threading.get_ident()))
+        sleeper_sleep(0.5)
+        seen.append(("inner woke", now[0]))
+
+    def outer():
+        seen.append(("outer", threading.get_ident()))
+        sleeper.run_now(inner)  # returns when inner sleeps
+        seen.append(("outer after inner",))
+        sleeper_sleep(1.0)
+        raise KeyError("from the task")
+
+    assert sleeper.take_wakeups() == []  # started (the node's startup reaction)
+    before = threading.active_count()
+    sleeper.run_now(outer)
+    me = threading.get_ident()
+    assert seen == [("outer", me), ("inner", me), ("outer after inner",)]
+    assert threading.active_count() == before  # two tasks asleep, no thread of theirs
+    now[0] = 500_000_000
+    sleeper.wake()
+    assert seen[-1] == ("inner woke", 500_000_000)
+    now[0] = 1_000_000_000
+    with pytest.raises(KeyError, match="from the task"):
+        sleeper.wake()
+    assert sleeper._tasks == []
 
 
 def test_an_action_from_a_package_directory_and_its_errors(tmp_path):

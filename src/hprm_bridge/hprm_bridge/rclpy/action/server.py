@@ -298,7 +298,7 @@ class ActionServer:
 
     def _execute(self, handle: ServerGoalHandle, callback: Callable[..., Any] | None) -> None:
         execute = callback or self._execute_callback
-        self._tasks.start(lambda: self._run(execute, handle), name=f"hprm-goal{self._name}")
+        self._tasks.start(lambda: self._run(execute, handle))
 
     def _run(self, execute: Callable[..., Any], handle: ServerGoalHandle) -> None:
         """A goal's task: the execute callback, then the result to whoever asked."""
