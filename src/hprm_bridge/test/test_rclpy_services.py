@@ -288,6 +288,35 @@ def test_the_blocking_callers_say_the_same_under_real_rclpy(rclpy_until_stop, ca
     assert _sync_lines("\n".join(out), caller) == SYNC_SAYS[caller]
 
 
+GROUP_SAYS = {
+    "exclusive": ["START 1", "DONE 1 101", "START 2", "DONE 2 102", "START 3", "DONE 3 103"],
+    "reentrant": ["START 1", "START 2", "START 3", "DONE 1 101", "DONE 2 102", "DONE 3 103"],
+}
+
+
+@pytest.mark.parametrize("group", sorted(GROUP_SAYS))
+def test_a_callback_group_decides_whether_a_tick_waits_for_the_last_ones_answer(group, ported_run):
+    """A timer whose callback blocks in client.call for a second of logical time (the
+    service's callback sleeps): alone in a MutuallyExclusiveCallbackGroup, its next tick
+    waits for the answer (the ticks meanwhile are one); in a ReentrantCallbackGroup,
+    ticks start while earlier ones wait."""
+    out = ported_run(NODES / "slow_adder.py", NODES / "group_caller.py",
+                     "--param", f"group_caller:group:={group}")  # fmt: skip
+    said = re.findall(r"^\[group_caller\] ((?:START|DONE|STOP).*)$", out, re.M)
+    assert said == [*GROUP_SAYS[group], "STOP"], out
+
+
+@pytest.mark.ros2
+@pytest.mark.parametrize("group", sorted(GROUP_SAYS))
+def test_the_callback_groups_do_the_same_under_real_rclpy(rclpy_until_stop, group):
+    out = rclpy_until_stop([NODES / "group_caller.py", "--ros-args", "-p", f"group:={group}"],
+                           [NODES / "slow_adder.py"])  # fmt: skip
+    assert [x for x in out if re.fullmatch(r"(?:START|DONE|STOP).*", x)] == [
+        *GROUP_SAYS[group],
+        "STOP",
+    ], out
+
+
 PEER_SAYS = [
     "LIST fixed gain label pid.kp use_sim_time",
     "GET",  # one name undeclared: nothing (Humble)

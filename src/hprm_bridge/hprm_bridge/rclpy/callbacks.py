@@ -15,7 +15,8 @@ from typing import Any
 
 from hprm_bridge.message_pickle import received
 from hprm_bridge.raw_message import RawMessage, materialize
-from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.callback_groups import run_in_group
+from hprm_bridge.rclpy.logical_sleep import Sleeper, drive
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.serialization import serialize_message
 from hprm_bridge.rclpy.subscription import Subscription
@@ -38,10 +39,13 @@ def loopbacks(
     return loops
 
 
-def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Callable[[], None]:
+def deliver(
+    subs: list[Subscription], i: int, loop: LogicalAction | None, tasks: Sleeper | None
+) -> Callable[[], None]:
     """The reaction of subscription ``subs[i]`` (whichever holds that place now): its
     callback for each message of the tag, from other federates (or ROS 2, still CDR:
-    decoded here) and then the node's own."""
+    decoded here) and then the node's own; with ``tasks``, as a task in its callback
+    group (:mod:`hprm_bridge.rclpy.callback_groups`)."""
 
     def deliver() -> None:
         sub = subs[i]
@@ -50,19 +54,26 @@ def deliver(subs: list[Subscription], i: int, loop: LogicalAction | None) -> Cal
             values = (*values, *loop.value)
         if values and sub._deadline is not None and not sub._destroyed:
             sub._deadline.seen()
-        for value in values:
-            if sub._destroyed:  # by this callback, or another of the tag
-                return
-            try:  # a RawMessage from ROS 2 through the gateway is decoded here
-                msg = _raw(value) if sub.raw else materialize(value)
-            except MalformedSampleError as exc:
-                logging.getLogger("hprm.rclpy").warning(
-                    "dropped a malformed sample on %s: %s", sub.topic_name, exc
-                )
-                continue
-            drive(sub.callback(msg))
+        if tasks is None:
+            _call(sub, values)
+        elif values:
+            run_in_group(tasks, sub, lambda: _call(sub, values))
 
     return deliver
+
+
+def _call(sub: Subscription, values: tuple[Any, ...]) -> None:
+    for value in values:
+        if sub._destroyed:  # by this callback, or another of the tag
+            return
+        try:  # a RawMessage from ROS 2 through the gateway is decoded here
+            msg = _raw(value) if sub.raw else materialize(value)
+        except MalformedSampleError as exc:
+            logging.getLogger("hprm.rclpy").warning(
+                "dropped a malformed sample on %s: %s", sub.topic_name, exc
+            )
+            continue
+        drive(sub.callback(msg))
 
 
 def _raw(value: Any) -> bytes:
@@ -73,9 +84,12 @@ def _raw(value: Any) -> bytes:
     return serialize_message(value)
 
 
-def tick(timers: list[TimerHandle], i: int) -> Callable[[], None]:
+def tick(timers: list[TimerHandle], i: int, tasks: Sleeper | None) -> Callable[[], None]:
     def tick() -> None:
-        timers[i]._call()
+        if tasks is None:
+            timers[i]._call()
+        else:  # a tick while the last one waits: one call when it is done, as rcl's
+            run_in_group(tasks, timers[i], timers[i]._call, once=True)
 
     return tick
 

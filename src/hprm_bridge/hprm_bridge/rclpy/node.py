@@ -22,7 +22,6 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 from __future__ import annotations
 
 import functools
-import inspect
 import logging
 import os
 import re
@@ -41,7 +40,7 @@ from hprm_bridge.rclpy import (
     rosout,
 )
 from hprm_bridge.rclpy.arguments import parse_ros_args
-from hprm_bridge.rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from hprm_bridge.rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import Clock
 from hprm_bridge.rclpy.deadline import DeadlineWatch
@@ -190,7 +189,7 @@ class Node(GraphQueries, NodeParameterMethods):
         self._sleeper: Sleeper | None = None  # callbacks that sleep in logical time (_tasks)
         self._wake = LogicalAction()
         self._finalized = False
-        self.system_exit: SystemExit | None = None  # raised by a callback (see _exits)
+        self.system_exit: SystemExit | None = None  # raised by a callback (node_reactor.exits)
 
     # -- names --------------------------------------------------------------------
 
@@ -289,8 +288,9 @@ class Node(GraphQueries, NodeParameterMethods):
 
     def create_subscription(
         self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, *,
-        event_callbacks: Any = None, qos_overriding_options: QoSOverridingOptions | None = None,
-        raw: bool = False, **kw: Any,
+        callback_group: CallbackGroup | None = None, event_callbacks: Any = None,
+        qos_overriding_options: QoSOverridingOptions | None = None, raw: bool = False,
+        **kw: Any,
     ) -> Subscription:  # fmt: skip
         name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
         qos = as_profile(qos_profile)
@@ -309,11 +309,12 @@ class Node(GraphQueries, NodeParameterMethods):
             self._graph.add("sub", name, ros_type, qos)
         sub._deadline = watch
         sub.qos_profile = qos
-        return sub
+        return self._in_group(sub, callback_group)
 
     def create_timer(
-        self, timer_period_sec: float, callback: Callable[..., Any], *args: Any, **kw: Any
-    ) -> TimerHandle:
+        self, timer_period_sec: float, callback: Callable[..., Any],
+        callback_group: CallbackGroup | None = None, clock: Any = None,
+    ) -> TimerHandle:  # fmt: skip
         period = round(timer_period_sec * 1_000_000_000)
         if period <= 0:
             raise ValueError(f"timer period must be > 0 s, got {timer_period_sec!r}")
@@ -323,12 +324,12 @@ class Node(GraphQueries, NodeParameterMethods):
             timer.period = period
             timer.reset()
             handle = self._timers[i] = TimerHandle(period, timer, callback, self._clock)
-            return handle
+            return self._in_group(handle, callback_group)
         timer = Timer(offset=period, period=period)  # rclpy: first call after one period
         self._reactor.attach(f"timer{len(self._timers)}", timer)
         handle = TimerHandle(period, timer, callback, self._clock)
         self._timers.append(handle)
-        return handle
+        return self._in_group(handle, callback_group)
 
     def create_rate(self, frequency: float, clock: Any = None) -> Rate:
         """A rate whose ``sleep()`` works in logical time inside an action's execute
@@ -338,9 +339,16 @@ class Node(GraphQueries, NodeParameterMethods):
         return Rate(round(1_000_000_000 / frequency), self._clock.logical_ns)
 
     def create_service(
-        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], **kw: Any
-    ) -> Service:
-        return self._serve(srv_type, srv_name, callback)
+        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], *,
+        callback_group: CallbackGroup | None = None, **kw: Any,
+    ) -> Service:  # fmt: skip
+        return self._in_group(self._serve(srv_type, srv_name, callback), callback_group)
+
+    def _in_group(self, entity: Any, group: CallbackGroup | None) -> Any:
+        """``entity`` in ``group`` (the node's default group if None), as rclpy puts it."""
+        entity.callback_group = group if group is not None else self._default_group
+        entity.callback_group.add_entity(entity)
+        return entity
 
     def _serve(
         self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any] | None,
@@ -367,7 +375,13 @@ class Node(GraphQueries, NodeParameterMethods):
         self.services.append(service)
         return service
 
-    def create_client(self, srv_type: Any, srv_name: str, **kw: Any) -> Client:
+    def create_client(
+        self, srv_type: Any, srv_name: str, *, callback_group: CallbackGroup | None = None,
+        **kw: Any,
+    ) -> Client:  # fmt: skip
+        return self._in_group(self._client(srv_type, srv_name), callback_group)
+
+    def _client(self, srv_type: Any, srv_name: str) -> Client:
         name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self.clients, "create_client", name, cls)
@@ -492,19 +506,13 @@ class Node(GraphQueries, NodeParameterMethods):
         if not self._finalized:
             from hprm_bridge.rclpy.executors import MultiThreadedExecutor
 
-            if isinstance(self._executor, MultiThreadedExecutor) or self._has_coroutines():
+            threaded = isinstance(self._executor, MultiThreadedExecutor)
+            if threaded or node_reactor.has_coroutines(self):
                 self._callbacks_as_tasks = True
                 self._tasks()
             self._finalized = True
             node_reactor.build(self)
         return self._reactor
-
-    def _has_coroutines(self) -> bool:
-        """Whether a subscription, timer or service callback is ``async def`` (rclpy awaits
-        those; here they run as tasks, which may wait for what they await)."""
-        found = [*(s.callback for s in self._subscriptions), *(t.callback for t in self._timers),
-                 *(s.callback for s in self.services)]  # fmt: skip
-        return any(inspect.iscoroutinefunction(c) for c in found if c is not None)
 
     def _check_connections(self, graph: Any) -> None:
         """Before the start: a client whose calls no node serves (and no gateway carries
@@ -556,38 +564,6 @@ class Node(GraphQueries, NodeParameterMethods):
         timer = Timer(offset=max(0, round(timeout_sec * 1_000_000_000)))
         self._reactor.attach("stop_after", timer)
         self._reactor.add_reaction(self._reactor.request_stop, timer, name="stop_after")
-
-    def _answer_calls(self) -> None:
-        parameter_service.answer_calls(self._params, self._parameter_calls,
-                                       self._parameter_replies)  # fmt: skip
-
-    def _exits(
-        self, callback: Callable[[], None], note: bool = True, task: bool = False
-    ) -> Callable[[], None]:
-        """``raise SystemExit`` in a callback ends a plain ROS 2 node's spin (the usual way
-        out of a callback: ``rclpy.shutdown()`` there deadlocks Humble's global executor).
-        Here it stops the federation at the next tag, and `rclpy.spin` raises the same
-        SystemExit once the federation has stopped, for the node's main to catch. With
-        ``note``, running the callback is noted for a main in ``spin_once``. With ``task``,
-        in a node whose callbacks run as tasks, the callback runs as one (it may wait)."""
-
-        sleeper = self._sleeper if note else None  # a callback ran: for spin_once
-        tasks = self._sleeper if task and self._callbacks_as_tasks else None
-
-        def run() -> None:
-            try:
-                if sleeper is not None:
-                    sleeper.note_callback()
-                if tasks is not None:
-                    tasks.run_now(callback)
-                else:
-                    callback()
-            except SystemExit as exc:
-                if self.system_exit is None:
-                    self.system_exit = exc
-                self._reactor.request_stop()
-
-        return run
 
 
 def _destroy(entity: Any) -> bool:

@@ -16,7 +16,9 @@ tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hprm_bridge.rclpy import callbacks, federate_status, parameter_calls, parameter_service
@@ -33,26 +35,32 @@ def build(node: Node) -> None:
     if node._federation_calls is not None:
         answer = functools.partial(parameter_service.answer_calls, node._params,
                                    node._federation_calls, node._federation_answers)  # fmt: skip
-        r.add_reaction(node._exits(answer), node._federation_calls,
+        r.add_reaction(exits(node, answer), node._federation_calls,
                        name="parameters_in_federation")  # fmt: skip
         triggers.append(node._federation_calls)
     if node._parameter_calls is not None:
-        r.add_reaction(node._answer_calls, node._parameter_calls,
-                       stp_violation=node._answer_calls, name="parameters")  # fmt: skip
+
+        def answer_calls() -> None:
+            parameter_service.answer_calls(node._params, node._parameter_calls,
+                                           node._parameter_replies)  # fmt: skip
+
+        r.add_reaction(answer_calls, node._parameter_calls, stp_violation=answer_calls,
+                       name="parameters")  # fmt: skip
         triggers.append(node._parameter_calls)
+    tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):
         loop = loops.get(sub.topic_name)
         fired_by = (sub._port,) if loop is None else (sub._port, loop)
-        r.add_reaction(node._exits(callbacks.deliver(node._subscriptions, i, loop), task=True),
+        r.add_reaction(exits(node, callbacks.deliver(node._subscriptions, i, loop, tasks)),
                        *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
     for i, handle in enumerate(node._timers):
-        r.add_reaction(node._exits(callbacks.tick(node._timers, i), task=True), handle._timer,
+        r.add_reaction(exits(node, callbacks.tick(node._timers, i, tasks)), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip
         triggers.append(handle._timer)
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
-        r.add_reaction(node._exits(watch.missed), watch.timer, name=f"deadline{i}_missed")
+        r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)
     own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
     if own:
@@ -61,23 +69,23 @@ def build(node: Node) -> None:
             "reach other nodes' services only (call the service's callback directly)"
         )
     for i, service in enumerate(node.services):
-        r.add_reaction(node._exits(lambda i=i: node.services[i]._answer(), task=True),
+        r.add_reaction(exits(node, lambda i=i: node.services[i]._answer(tasks)),
                        service._requests, name=f"on_{service._requests.name}")  # fmt: skip
         triggers.append(service._requests)
     for i, client in enumerate(node.clients):
-        r.add_reaction(node._exits(lambda i=i: node.clients[i]._receive()), client._replies,
+        r.add_reaction(exits(node, lambda i=i: node.clients[i]._receive()), client._replies,
                        name=f"on_{client._replies.name}")  # fmt: skip
         triggers.append(client._replies)
         if client._route is not None:  # to a ported node's parameter service
             answers = client._route.answers
-            r.add_reaction(node._exits(lambda i=i: parameter_calls.receive(node.clients[i])),
+            r.add_reaction(exits(node, lambda i=i: parameter_calls.receive(node.clients[i])),
                            answers, name=f"on_{answers.name}")  # fmt: skip
             triggers.append(answers)
     sleeper = node._sleeper
     if sleeper is not None:  # tasks resume after the tag's other callbacks
-        r.add_reaction(node._exits(sleeper.wake, note=False), node._wake, name="wake")
+        r.add_reaction(exits(node, sleeper.wake, note=False), node._wake, name="wake")
         triggers.append(node._wake)
-        r.add_reaction(node._exits(sleeper.resume_spinners, note=False), *triggers,
+        r.add_reaction(exits(node, sleeper.resume_spinners, note=False), *triggers,
                        name="spin_once")  # fmt: skip
     if node._services:  # /hprm/federate_status, then its last words at shutdown
         from hprm_bridge.porting import federate_names
@@ -118,3 +126,33 @@ def build(node: Node) -> None:
         len(node.services),
         len(node.clients),
     )
+
+
+def exits(node: Node, callback: Callable[[], None], note: bool = True) -> Callable[[], None]:
+    """``callback`` as a reaction. ``raise SystemExit`` in a callback ends a plain ROS 2
+    node's spin (the usual way out of a callback: ``rclpy.shutdown()`` there deadlocks
+    Humble's global executor). Here it stops the federation at the next tag, and
+    ``rclpy.spin`` raises the same SystemExit once the federation has stopped, for the
+    node's main to catch. With ``note``, running the callback is noted for a main in
+    ``spin_once``."""
+    sleeper = node._sleeper if note else None  # a callback ran: for spin_once
+
+    def run() -> None:
+        try:
+            if sleeper is not None:
+                sleeper.note_callback()
+            callback()
+        except SystemExit as exc:
+            if node.system_exit is None:
+                node.system_exit = exc
+            node._reactor.request_stop()
+
+    return run
+
+
+def has_coroutines(node: Node) -> bool:
+    """Whether a subscription, timer or service callback is ``async def`` (rclpy awaits
+    those; here they run as tasks, which may wait for what they await)."""
+    found = [*(s.callback for s in node._subscriptions), *(t.callback for t in node._timers),
+             *(s.callback for s in node.services)]  # fmt: skip
+    return any(inspect.iscoroutinefunction(c) for c in found if c is not None)

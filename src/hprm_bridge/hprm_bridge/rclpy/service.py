@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.callback_groups import CallbackGroup, run_in_group
+from hprm_bridge.rclpy.logical_sleep import Sleeper, drive
 
 Handler = Callable[[str, int, Any], None]  # (client, sequence number, request)
 
@@ -21,6 +22,7 @@ class Service:
     """As rclpy's; made by ``Node.create_service``."""
 
     _destroyed = False
+    callback_group: CallbackGroup | None = None  # Node.create_service's
 
     def __init__(
         self, srv_type: type, srv_name: str, callback: Callable[[Any, Any], Any] | None,
@@ -37,11 +39,23 @@ class Service:
         """Its ports stay; requests from now on go unanswered, as to a server that left."""
         self._destroyed = True
 
-    def _answer(self) -> None:
-        """The request port's reaction."""
+    def _answer(self, tasks: Sleeper | None) -> None:
+        """The request port's reaction; with ``tasks``, the callback runs as a task in
+        its callback group (:mod:`hprm_bridge.rclpy.callback_groups`)."""
         if self._destroyed:
             return
-        for key, seq, request in self._requests.value:
+        requests = self._requests.value
+        if tasks is None:
+            self._handle_all(requests)
+        elif self.callback_group is None:  # an action's: its server has no group here
+            tasks.run_now(lambda: self._handle_all(requests))
+        else:
+            run_in_group(tasks, self, lambda: self._handle_all(requests))
+
+    def _handle_all(self, requests: Any) -> None:
+        for key, seq, request in requests:
+            if self._destroyed:
+                return
             self._handle(key, seq, request)
 
     def _call_back(self, key: str, seq: int, request: Any) -> None:
