@@ -36,7 +36,8 @@ import importlib.machinery
 import sys
 import threading
 import types
-from collections.abc import Callable
+from collections import UserList, UserString
+from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 import numpy as np
@@ -227,7 +228,9 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
     takes anything. ``msg_cls``: the class of a nested message field, by name."""
     kind, rest = int(desc[0]), desc[1]
     check: Any = None
-    if kind == _BASE:
+    if _byte_field(desc) is not None:
+        check = _byte_check(field, kind, rest)
+    elif kind == _BASE:
         base = rest[0]
         if base in _INT_RANGES:
             lo, hi = _INT_RANGES[base]
@@ -285,6 +288,44 @@ def _checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property 
         self.__dict__[field] = check(value)
 
     return property(get, set_, doc=f"Message field '{field}'.")
+
+
+def _byte_field(desc: tuple[Any, Any]) -> int | None:
+    """The kind of a ``byte`` field (one byte, or an array or sequence of them); None for
+    any other. rclpy holds its bytes as ``bytes`` objects of length 1 (a list of them for
+    many), where the codec holds ints: :func:`adopt` and the CDR encoder convert."""
+    kind, rest = int(desc[0]), desc[1]
+    if kind == _BASE:
+        return kind if rest[0] == "byte" else None
+    if kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE and rest[0][1][0] == "byte":
+        return kind
+    return None
+
+
+def _byte_check(field: str, kind: int, rest: Any) -> Callable[[Any], Any]:
+    """rclpy's setter checks for a byte field (the value is kept as given)."""
+    if kind == _BASE:
+
+        def one(v: Any) -> Any:
+            assert isinstance(v, (bytes, bytearray)) and len(v) == 1, (
+                f"The '{field}' field must be of type 'bytes' or 'ByteString' with length 1"
+            )
+            return v
+
+        return one
+    n = rest[1]
+    length = (f" with length {n}" if kind == _ARRAY else f" with length <= {n}") if n else ""
+
+    def many(v: Any) -> Any:
+        assert (
+            isinstance(v, (Sequence, Set, UserList))
+            and not isinstance(v, (str, UserString))
+            and (not n or (len(v) == n if kind == _ARRAY else len(v) <= n))
+            and all(isinstance(x, bytes) for x in v)
+        ), f"The '{field}' field must be a set or sequence{length} and each value of type 'bytes'"
+        return v
+
+    return many
 
 
 def _as_sequence(value: Any, dtype: np.dtype[Any], typecode: str, field: str) -> Any:
@@ -368,9 +409,15 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     static: dict[str, Any] = {}
     fresh: list[tuple[str, Any]] = []
     nested: list[tuple[str, str]] = []  # sub-messages: their classes looked up once, at the first
+    byte_fields = {f: k for f, k in ((f, _byte_field(desc)) for f, desc in fields) if k}
     for f, desc in fields:
         value, kind = getattr(template, f), int(desc[0])
-        if kind == _NAME:
+        if f in byte_fields:  # as rclpy holds them: bytes
+            if kind == _BASE:
+                static[f] = bytes((value,))
+            else:
+                fresh.append((f, functools.partial(list, [bytes((x,)) for x in value.tolist()])))
+        elif kind == _NAME:
             nested.append((f, desc[1]))
         elif f in numeric:  # its definition's default items, if it has some
             items = value.tolist() if len(value) else ()
@@ -432,7 +479,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     # Numeric array and sequence fields (numpy arrays always 1-D, of the field's dtype)
     arrays = {
         f: v.dtype for f, v in ((f, getattr(template, f)) for f, _ in fields)
-        if isinstance(v, np.ndarray)
+        if isinstance(v, np.ndarray) and f not in byte_fields
     }  # fmt: skip
 
     checked = {f: _checked_field(f, desc, lambda t: message_class(t, reg)) for f, desc in fields}
@@ -457,6 +504,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "_hprm_fields": tuple(fields),
             "_hprm_arrays": arrays,
             "_hprm_sequences": numeric,
+            "_hprm_bytes": byte_fields,
         },
     )
     # set once made: in the namespace it would make real slots (instances keep a __dict__)
@@ -528,6 +576,12 @@ def adopt(msg: Any) -> Any:
         d = msg.__dict__
         for f, dtype in cls._hprm_arrays.items():
             d[f] = message_pickle.received_array(d[f], dtype, cls._hprm_sequences.get(f))
+        for f, kind in cls._hprm_bytes.items():  # the codec's ints (int8 or uint8): bytes
+            if kind == _BASE:
+                d[f] = bytes((d[f] & 0xFF,))
+            else:
+                raw = np.asarray(d[f]).tobytes()
+                d[f] = [raw[i : i + 1] for i in range(len(raw))]
         for value in d.values():
             if hasattr(type(value), "__msgtype__"):
                 adopt(value)

@@ -188,8 +188,7 @@ def test_field_types_and_default_reprs_match_real_rclpy():
     for t in COMPARED:
         ours = messages.message_class(t)
         assert ours.get_fields_and_field_types() == real[t][0], t
-        # (numpy's repr of fixed arrays is not compared; rclpy's byte fields hold bytes)
-        if "array(" not in real[t][1] and not t.endswith("/Byte"):
+        if "array(" not in real[t][1]:  # (numpy's repr of fixed arrays is not compared)
             assert repr(ours()) == real[t][1], t
 
 
@@ -355,18 +354,18 @@ print(json.dumps(out))
 """
 
 
-def _sequence_ops(hprm: bool) -> list:
-    prelude = "from hprm_bridge import messages; messages.install()\n" if hprm else ""
-    r = subprocess.run(
-        [sys.executable, "-c", prelude + _SEQUENCE_OPS], capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
+def _printed(snippet: str, hprm: bool) -> list:
+    """The JSON ``snippet`` prints, run with HPRM's rclpy and messages, or (``hprm``
+    False) with whatever ``import rclpy`` finds: a sourced Humble's."""
+    prelude = "from hprm_bridge import porting; porting.install_imports()\n" if hprm else ""
+    r = subprocess.run([sys.executable, "-c", prelude + snippet], capture_output=True,
+                       text=True, timeout=120)  # fmt: skip
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
 
 def test_sequence_operations_of_node_code_work_on_these_classes():
-    out = _sequence_ops(hprm=True)
+    out = _printed(_SEQUENCE_OPS, hprm=True)
     assert out[0] == "example_interfaces.action.Fibonacci_Feedback(sequence=[0, 1, 1, 2, 3, 5, 8])"
     assert out[2] == [True, True, True] and out[3] == ["d", 2.5, 1, [1.5]]
     assert out[5] == [True, [1.0, 2.0]] and out[6] == [120, 121, 122, 1]
@@ -378,7 +377,7 @@ def test_sequence_operations_give_what_real_rclpy_gives():
     pytest.importorskip(
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
-    assert _sequence_ops(hprm=True) == _sequence_ops(hprm=False)
+    assert _printed(_SEQUENCE_OPS, hprm=True) == _printed(_SEQUENCE_OPS, hprm=False)
 
 
 # What code that walks messages does with rosidl_runtime_py (ROS 2's own, where installed)
@@ -405,22 +404,14 @@ print(json.dumps(out))
 """
 
 
-def _runtime_py(hprm):
-    prelude = "from hprm_bridge import porting; porting.install_imports()\n" if hprm else ""
-    r = subprocess.run([sys.executable, "-c", prelude + _RUNTIME_PY], capture_output=True,
-                       text=True, timeout=120)  # fmt: skip
-    assert r.returncode == 0, r.stderr
-    return json.loads(r.stdout)
-
-
 @pytest.mark.ros2
 def test_rosidl_runtime_py_walks_and_fills_these_messages_as_rclpys():
     """message_to_yaml/csv/ordereddict and set_message_fields read __slots__ and
     SLOT_TYPES and rebuild sequences from their type: the same results as with rclpy."""
     pytest.importorskip("rosidl_runtime_py", reason="needs ROS 2's rosidl_runtime_py (source a "
                         "Humble install)")  # fmt: skip
-    ours = _runtime_py(hprm=True)
-    assert ours == _runtime_py(hprm=False)
+    ours = _printed(_RUNTIME_PY, hprm=True)
+    assert ours == _printed(_RUNTIME_PY, hprm=False)
     assert '"position": [1.0, 2.0]' in ours[2]
 
 
@@ -434,3 +425,47 @@ def test_a_numeric_sequence_is_built_anew_from_its_type():
     js._position = again  # rclpy's slot name reads and writes the field
     assert js.position.tolist() == [2.0, 3.0]
     assert pickle.loads(pickle.dumps(again)).tolist() == [2.0, 3.0]
+
+
+# What node code does with byte fields (rclpy holds each byte as a 1-byte ``bytes``)
+_BYTE_OPS = """
+import json, pickle
+from rclpy.serialization import deserialize_message, serialize_message
+from std_msgs.msg import Byte, ByteMultiArray
+out = [repr(Byte()), repr(ByteMultiArray().data), repr(Byte(data=b"\\x07"))]
+for make in ("Byte(data=5)", "Byte(data=b'ab')", "Byte(data='a')",
+             "ByteMultiArray(data=[1, 2])", "ByteMultiArray(data=b'12')"):
+    try:
+        eval(make)
+        out.append([make, "ok"])
+    except AssertionError as exc:
+        out.append([make, str(exc)])
+many = ByteMultiArray(data=[b"\\x01", b"\\xff", b"\\x80"])
+for msg in (Byte(data=b"\\xff"), Byte(data=b"\\x7f"), many):
+    cdr = serialize_message(msg)
+    back = deserialize_message(cdr, type(msg))
+    out.append([cdr.hex(), repr(back), back == msg, repr(pickle.loads(pickle.dumps(msg)))])
+print(json.dumps(out))
+"""
+
+
+def test_byte_fields_hold_bytes_as_rclpys_do():
+    """A ``byte`` field holds a 1-byte ``bytes`` (a list of them for many), checked as
+    rclpy checks it; it crosses CDR (the codec's int8s and uint8 arrays) and pickle back
+    as bytes."""
+    out = _printed(_BYTE_OPS, hprm=True)
+    assert out[:3] == ["std_msgs.msg.Byte(data=b'\\x00')", "[]", "std_msgs.msg.Byte(data=b'\\x07')"]
+    one = "The 'data' field must be of type 'bytes' or 'ByteString' with length 1"
+    many = "The 'data' field must be a set or sequence and each value of type 'bytes'"
+    assert [o[1] for o in out[3:8]] == [one, one, one, many, many]
+    assert out[8][:3] == ["00010000ff", "std_msgs.msg.Byte(data=b'\\xff')", True]
+    assert out[10][0].endswith("03000000" + "01ff80") and out[10][2] is True
+    assert out[10][1] == out[10][3] and "data=[b'\\x01', b'\\xff', b'\\x80']" in out[10][1]
+
+
+@pytest.mark.ros2
+def test_byte_fields_behave_as_real_rclpys():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    assert _printed(_BYTE_OPS, hprm=True) == _printed(_BYTE_OPS, hprm=False)

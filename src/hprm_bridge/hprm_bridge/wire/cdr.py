@@ -28,6 +28,7 @@ as numpy buffers: no per-element Python loop, unlike cyclonedds' own IDL codec.
 from __future__ import annotations
 
 import array
+import struct
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -55,10 +56,10 @@ def encode(store: Typestore, message: object, ros_type: str, *, pad: bool = True
     msgdef = store.get_msgdef(ros_type)
     try:
         return _encode(msgdef, message, store, ros_type, pad)
-    except AttributeError:
-        if not _has_plain_arrays(message):
+    except (AttributeError, struct.error):
+        if not _needs_codec_values(message):
             raise
-    return _encode(msgdef, _with_numpy_arrays(message), store, ros_type, pad)
+    return _encode(msgdef, _with_codec_values(message), store, ros_type, pad)
 
 
 def _encode(msgdef: Any, message: object, store: Typestore, ros_type: str, pad: bool) -> memoryview:
@@ -72,36 +73,53 @@ def _encode(msgdef: Any, message: object, store: Typestore, ros_type: str, pad: 
     return view
 
 
-def _has_plain_arrays(message: object) -> bool:
-    """Whether ``message`` holds an ``array.array`` that rosbags cannot serialize: it
-    calls ``view(numpy.uint8)`` on a numeric sequence, which numpy arrays (what its
-    decoder gives) and HPRM's messages' own ``NumericSequence`` have, and an
-    ``array.array`` that node code assigned (as rclpy lets it) has not."""
+def _needs_codec_values(message: object) -> bool:
+    """Whether ``message`` holds what rosbags cannot serialize as it is: an ``array.array``
+    that node code assigned (as rclpy lets it; rosbags calls ``view(numpy.uint8)`` on a
+    numeric sequence, which numpy arrays and HPRM's ``NumericSequence`` have), or a
+    ``byte`` field, which HPRM's messages hold as rclpy's do, as ``bytes``."""
+    if getattr(type(message), "_hprm_bytes", None):
+        return True
     for value in getattr(message, "__dict__", {}).values():
         if isinstance(value, array.array) and not hasattr(value, "view"):
             return True
-        if hasattr(value, "__dict__") and not isinstance(value, type) and _has_plain_arrays(value):
+        nested = hasattr(value, "__dict__") and not isinstance(value, type)
+        if nested and _needs_codec_values(value):
             return True
         if isinstance(value, list) and any(
-            hasattr(v, "__dict__") and _has_plain_arrays(v) for v in value
+            hasattr(v, "__dict__") and _needs_codec_values(v) for v in value
         ):
             return True
     return False
 
 
-def _with_numpy_arrays(message: object) -> object:
-    """A shallow copy of ``message`` (nested messages copied too) whose ``array.array``
-    values are numpy views of the same memory; ``message`` itself is left as it is."""
+def _with_codec_values(message: object) -> object:
+    """A shallow copy of ``message`` (nested messages copied too) as rosbags' serializer
+    takes it: ``array.array`` values as numpy views of the same memory, ``byte`` fields as
+    an int8 (a uint8 array for many); ``message`` itself is left as it is."""
     out = object.__new__(type(message))
+    byte_fields = getattr(type(message), "_hprm_bytes", {})
     for name, value in vars(message).items():
-        if isinstance(value, array.array):
+        if name in byte_fields:
+            if isinstance(value, (bytes, bytearray)):  # rosbags packs one byte as an int8
+                value = (value[0] ^ 0x80) - 0x80
+            else:
+                value = _uint8s(value)
+        elif isinstance(value, array.array):
             value = np.frombuffer(value, value.typecode)
         elif hasattr(value, "__dict__") and not isinstance(value, type):
-            value = _with_numpy_arrays(value)
+            value = _with_codec_values(value)
         elif isinstance(value, list):
-            value = [_with_numpy_arrays(v) if hasattr(v, "__dict__") else v for v in value]
+            value = [_with_codec_values(v) if hasattr(v, "__dict__") else v for v in value]
         vars(out)[name] = value
     return out
+
+
+def _uint8s(items: Any) -> np.ndarray[Any, Any]:
+    joined = b"".join(items)
+    if len(joined) != len(items):
+        raise ValueError(f"a byte field holds {items!r}: each item must be one byte")
+    return np.frombuffer(joined, np.uint8)
 
 
 def pad4(cdr: bytes | bytearray | memoryview) -> bytes | bytearray | memoryview:
