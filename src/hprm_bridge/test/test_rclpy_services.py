@@ -317,6 +317,53 @@ def test_the_callback_groups_do_the_same_under_real_rclpy(rclpy_until_stop, grou
     ], out
 
 
+IMPATIENT = """
+import rclpy
+from example_interfaces.srv import AddTwoInts
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.node import Node
+
+
+class Impatient(Node):
+    def __init__(self):
+        super().__init__("impatient")
+        group = MutuallyExclusiveCallbackGroup()
+        self.client = self.create_client(AddTwoInts, "slow_add", callback_group=group)
+        self.timer = self.create_timer(0.1, self.tick)
+
+    def tick(self):
+        self.timer.cancel()
+        for a, timeout in ((1, 0.5), (3, 5.0)):
+            t0 = self.get_clock().now()
+            answer = self.client.call(AddTwoInts.Request(a=a, b=10), timeout_sec=timeout)
+            took = (self.get_clock().now() - t0).nanoseconds
+            print(f"CALL {a} {None if answer is None else answer.sum} {took}", flush=True)
+        print(f"PENDING {len(self.client._pending)}", flush=True)
+        rclpy.shutdown()
+
+
+rclpy.init()
+executor = MultiThreadedExecutor()
+executor.add_node(Impatient())
+executor.spin()
+"""
+
+
+def test_a_blocking_call_that_times_out_gives_none_and_its_late_answer_is_dropped(
+    tmp_path, ported_run
+):
+    """``client.call(request, timeout_sec=)`` (rclpy's from Iron on) in logical time: the
+    server answers a second after each call, one call at a time. The first call gives up
+    after exactly 0.5 s; the second waits for the server to finish the first, then its
+    own; the first's answer, arriving meanwhile, is dropped."""
+    node = tmp_path / "impatient.py"
+    node.write_text(IMPATIENT)
+    out = ported_run(NODES / "slow_adder.py", node)
+    said = re.findall(r"^\[impatient\] ((?:CALL|PENDING).*)$", out, re.M)
+    assert said == ["CALL 1 None 500000000", "CALL 3 13 1500000000", "PENDING 0"], out
+
+
 PEER_SAYS = [
     "LIST fixed gain label pid.kp use_sim_time",
     "GET",  # one name undeclared: nothing (Humble)
