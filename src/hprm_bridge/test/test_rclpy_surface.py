@@ -370,6 +370,34 @@ TIME_QOS = [
     "Duration(seconds=1) != Duration(seconds=2)",
     "Duration(seconds=1) == 1",
     "Duration(seconds=1) < 1",
+    "type(Clock()).__name__",
+    "Clock().clock_type.name",
+    "repr(Clock(clock_type=ClockType.STEADY_TIME))",
+    "Clock(clock_type=ClockType.STEADY_TIME).now().clock_type.name",
+    "type(Clock(clock_type=ClockType.ROS_TIME)).__name__",
+    "type(clock.ROSClock()).__name__",
+    "clock.ROSClock().clock_type.name",
+    "clock.ROSClock().ros_time_is_active",
+    "Clock(clock_type=1)",
+    "clock.JumpThreshold(min_forward=Duration(seconds=0), min_backward=None)",
+    "clock.JumpThreshold(min_forward=None, min_backward=Duration(seconds=1))",
+    "clock.JumpThreshold(min_forward=None, min_backward=None, on_clock_change=False)",
+    "type(Clock().create_jump_callback(clock.JumpThreshold(min_forward=Duration(seconds=1), "
+    "min_backward=None), post_callback=print)).__name__",
+    "Clock().create_jump_callback(clock.JumpThreshold(min_forward=None, min_backward=None))",
+    "Clock().create_jump_callback(clock.JumpThreshold(min_forward=None, min_backward=None), "
+    "pre_callback=print).unregister()",
+    "clock.TimeJump(1, Duration())",
+    "clock.TimeJump(clock.ClockChange.ROS_TIME_ACTIVATED, Duration(seconds=1)).delta.nanoseconds",
+    "clock.ClockChange.SYSTEM_TIME_NO_CHANGE.name",
+    "rtime.CONVERSION_CONSTANT",
+    "duration.S_TO_NS",
+    "rclpy.node.Node.PARAM_REL_TOL",
+    "(lambda t: (t(), t.result(), t.done())[1:])(task.Task(lambda a: a * 2, [21]))",
+    "(lambda t: (t(), repr(t.exception()))[1])(task.Task(lambda: 1 / 0))",
+    "isinstance(task.Task(print), task.Future)",
+    "timer.Rate.__name__",
+    "exceptions.NoTypeSupportImportedException().args",
 ]
 
 
@@ -404,6 +432,11 @@ def test_time_duration_and_qos_under_hprm():
     assert got["expand_topic_name('{bad}/x', 'n', '/ns')"] == "raises ValueError"
     assert got["str(exceptions.ROSInterruptException())"] == "rclpy.shutdown() has been called"
     assert got["Duration(seconds=1) <= Duration(seconds=1)"] is True  # raised TypeError before
+    assert got["type(Clock(clock_type=ClockType.ROS_TIME)).__name__"] == "ROSClock"
+    assert got["Clock().clock_type.name"] == "SYSTEM_TIME"  # a node's is ROS time, not Clock()'s
+    assert got["clock.TimeJump(1, Duration())"] == "raises TypeError"
+    assert got["(lambda t: (t(), t.result(), t.done())[1:])(task.Task(lambda a: a * 2, [21]))"] == (
+        "(42, True)")  # fmt: skip
 
 
 def test_on_shutdown_callbacks_run_once_when_the_context_is_shut_down():

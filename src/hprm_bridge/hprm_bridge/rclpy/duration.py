@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hprm_bridge.rclpy.constants import S_TO_NS as S_TO_NS  # rclpy.duration has it
+
 
 class Duration:
     def __init__(self, *, seconds: float = 0, nanoseconds: int = 0) -> None:

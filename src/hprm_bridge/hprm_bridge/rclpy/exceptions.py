@@ -15,6 +15,7 @@ __all__ = [
     "InvalidServiceNameException",
     "InvalidTopicNameException",
     "NameValidationException",
+    "NoTypeSupportImportedException",
     "NotInitializedException",
     "ParameterAlreadyDeclaredException",
     "ParameterException",
@@ -24,6 +25,13 @@ __all__ = [
     "ROSInterruptException",
     "UnsupportedError",
 ]
+
+
+class NoTypeSupportImportedException(Exception):
+    """rclpy's, for code that names it; a federate's message classes need no type support."""
+
+    def __init__(self, *args: Any) -> None:
+        Exception.__init__(self, "no type_support imported")
 
 
 class UnsupportedError(NotImplementedError):

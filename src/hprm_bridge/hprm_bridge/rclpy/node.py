@@ -42,7 +42,7 @@ from hprm_bridge.rclpy import (
 from hprm_bridge.rclpy.arguments import parse_ros_args
 from hprm_bridge.rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from hprm_bridge.rclpy.client import Client
-from hprm_bridge.rclpy.clock import Clock
+from hprm_bridge.rclpy.clock import ROSClock
 from hprm_bridge.rclpy.deadline import DeadlineWatch
 from hprm_bridge.rclpy.exceptions import (
     InvalidNamespaceException,
@@ -150,7 +150,8 @@ class Node(GraphQueries, NodeParameterMethods):
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
         self.services: list[Service] = []
         self.clients: list[Client] = []
-        self._clock = Clock(self._reactor)
+        self._clock = ROSClock(self._reactor)
+        self._clock._set_ros_time_is_active(self._params.values["use_sim_time"].value)
         self._executor: Any = None  # rclpy's node.executor (set by Executor.add_node)
         self._callbacks_as_tasks = False  # spun by a MultiThreadedExecutor (_as_reactor)
         self._default_group = MutuallyExclusiveCallbackGroup()
@@ -457,7 +458,7 @@ class Node(GraphQueries, NodeParameterMethods):
     def get_logger(self) -> RcutilsLogger:
         return self._logger
 
-    def get_clock(self) -> Clock:
+    def get_clock(self) -> ROSClock:
         return self._clock
 
     @property

@@ -289,6 +289,7 @@ class NodeParameterMethods:
     :class:`NodeParameters` (``self._params``), where rclpy's rules live."""
 
     _params: NodeParameters
+    PARAM_REL_TOL = _REL_TOL  # a float parameter's range ends and steps, within this
 
     def declare_parameter(
         self, name: str, value: Any = None, descriptor: Any = None, ignore_override: bool = False

@@ -70,3 +70,36 @@ class Future:
         callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:
             callback(self)
+
+
+class Task(Future):
+    """rclpy's: a function or coroutine an executor runs, the future of its result. Code
+    names it (type hints, ``isinstance``); calling one runs it to its end here, as
+    rclpy's executor would (its coroutine may await only futures already done, or it
+    runs where a task may wait: :func:`hprm_bridge.rclpy.logical_sleep.drive`)."""
+
+    def __init__(
+        self, handler: Callable[..., Any], args: Any = None, kwargs: Any = None,
+        executor: Any = None,
+    ) -> None:  # fmt: skip
+        super().__init__()
+        self._handler = handler
+        self._args = list(args or ())
+        self._kwargs = dict(kwargs or {})
+        self._executing = False
+
+    def __call__(self) -> None:
+        from hprm_bridge.rclpy.logical_sleep import drive
+
+        if self._done or self._executing:
+            return
+        self._executing = True
+        try:
+            self.set_result(drive(self._handler(*self._args, **self._kwargs)))
+        except Exception as exc:
+            self.set_exception(exc)
+        finally:
+            self._executing = False
+
+    def executing(self) -> bool:
+        return self._executing

@@ -14,6 +14,8 @@ from typing import Any
 
 from hprm_bridge.rclpy.duration import Duration
 
+CONVERSION_CONSTANT = 10**9  # ns in a second, as rclpy.time names it
+
 
 class ClockType(enum.IntEnum):
     """rcl's clock types (``rclpy.clock.ClockType``)."""

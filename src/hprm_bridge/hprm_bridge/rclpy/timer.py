@@ -8,6 +8,7 @@ from typing import Any
 
 from hprm_bridge.rclpy.exceptions import InvalidHandle
 from hprm_bridge.rclpy.logical_sleep import drive
+from hprm_bridge.rclpy.rate import Rate as Rate  # rclpy.timer has it
 from hprm_core import Timer as _ReactorTimer
 
 

@@ -1,4 +1,4 @@
-"""Evaluates rclpy.time / rclpy.duration / rclpy.qos / names / context expressions
+"""Evaluates rclpy.time / clock / duration / qos / task / names / context expressions
 (argv[1]: a JSON list) and prints each result, or the exception's type, as JSON. Run
 under real rclpy and under HPRM's: the outputs must be equal."""
 
@@ -6,10 +6,15 @@ import json
 import sys
 
 import rclpy
+import rclpy.clock as clock
 import rclpy.duration as duration
 import rclpy.exceptions as exceptions
+import rclpy.node
 import rclpy.qos as qos
 import rclpy.signals as signals
+import rclpy.task as task
+import rclpy.time as rtime
+import rclpy.timer as timer
 import rclpy.utilities as utilities
 from rclpy.clock import Clock, ClockType
 from rclpy.duration import Duration
@@ -35,7 +40,8 @@ names = dict(Time=Time, Duration=Duration, QoSProfile=QoSProfile, HistoryPolicy=
              expand_topic_name=expand_topic_name, validate_topic_name=validate_topic_name,
              validate_full_topic_name=validate_full_topic_name,
              validate_namespace=validate_namespace,
-             validate_node_name=validate_node_name)  # fmt: skip
+             validate_node_name=validate_node_name, clock=clock, task=task, rtime=rtime,
+             timer=timer)  # fmt: skip
 out = []
 for expr in json.loads(sys.argv[1]):
     try:
