@@ -476,6 +476,22 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
     def get_fields_and_field_types(cls: type) -> dict[str, str]:
         return dict(field_types)
 
+    known = frozenset(f for f, _ in fields)  # the empty struct's member too (the codec sets it)
+
+    def __setattr__(self: Any, attr: str, value: Any) -> None:
+        # rclpy's classes have slots: a misspelt field (msg.linear.X = 1.0) is an error
+        # there, not a new attribute that nothing reads
+        if attr not in known and not attr.startswith("_"):
+            raise AttributeError(f"'{name}' object has no attribute '{attr}'")
+        object.__setattr__(self, attr, value)
+
+    def __copy__(self: Any) -> Any:
+        """Shallow, as ``copy.copy`` of rclpy's message: nested messages and sequences
+        are shared (pickling's flat rebuild, which ``copy`` would otherwise use, is deep)."""
+        out = object.__new__(type(self))
+        out.__dict__.update(self.__dict__)
+        return out
+
     # Numeric array and sequence fields (numpy arrays always 1-D, of the field's dtype)
     arrays = {
         f: v.dtype for f, v in ((f, getattr(template, f)) for f, _ in fields)
@@ -495,6 +511,8 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             "__init__": __init__,
             "__repr__": __repr__,
             "__eq__": __eq__,
+            "__setattr__": __setattr__,
+            "__copy__": __copy__,
             "__hash__": None,
             "__module__": f"{pkg}.{interface}",
             "__qualname__": name,

@@ -469,3 +469,53 @@ def test_byte_fields_behave_as_real_rclpys():
         "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
     )
     assert _printed(_BYTE_OPS, hprm=True) == _printed(_BYTE_OPS, hprm=False)
+
+
+# Copies and attribute typos, as node code meets them
+_COPY_OPS = """
+import copy, json
+from geometry_msgs.msg import PoseStamped, Twist
+from sensor_msgs.msg import JointState
+out = []
+p = PoseStamped()
+p.header.frame_id = "map"
+q = copy.deepcopy(p)
+q.pose.position.x = 2.0
+c = copy.copy(p)
+c.pose.position.y = 3.0
+out.append([p.pose.position.x, q.pose.position.x, q.header.frame_id, p == q])
+out.append([p.pose.position.y, c == p, c is p, c.pose is p.pose])
+js = JointState(name=["a"], position=[1.0])
+js2 = copy.deepcopy(js)
+js2.position.append(2.0)
+js2.name.append("b")
+out.append([list(js.position), list(js2.position), js.name, js2.name])
+for typo in ("Twist().linear.X", "Twist().angualr"):
+    target, _, attr = typo.rpartition(".")
+    try:
+        setattr(eval(target), attr, 1.0)
+        out.append([typo, "set"])
+    except AttributeError as exc:
+        out.append([typo, str(exc)])
+print(json.dumps(out))
+"""
+
+
+def test_copies_share_or_not_and_a_misspelt_field_is_refused_as_under_rclpy():
+    """``copy.copy`` shares nested messages (it rebuilt them, as pickling does, before),
+    ``copy.deepcopy`` does not; assigning a field the message lacks is rclpy's
+    AttributeError (it made a new attribute nothing read)."""
+    out = _printed(_COPY_OPS, hprm=True)
+    assert out[0] == [0.0, 2.0, "map", False]
+    assert out[1] == [3.0, True, False, True]
+    assert out[2] == [[1.0], [1.0, 2.0], ["a"], ["a", "b"]]
+    assert out[3] == ["Twist().linear.X", "'Vector3' object has no attribute 'X'"]
+    assert out[4] == ["Twist().angualr", "'Twist' object has no attribute 'angualr'"]
+
+
+@pytest.mark.ros2
+def test_copies_and_misspelt_fields_behave_as_real_rclpys():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    assert _printed(_COPY_OPS, hprm=True) == _printed(_COPY_OPS, hprm=False)
