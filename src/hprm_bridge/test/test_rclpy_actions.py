@@ -446,3 +446,28 @@ def test_a_main_beside_a_spin_thread_waits_for_an_actions_result(ported_run):
 def test_the_waiting_action_client_says_the_same_under_real_rclpy(rclpy_until_stop):
     server = [NODES / "fibonacci_server.py", "--ros-args", "-p", "period:=0.1"]
     assert _sync_lines("\n".join(rclpy_until_stop([SYNC_CLIENT], server))) == SYNC_SAYS
+
+
+QUEUE_SAYS = ["ACCEPTED 3 True", "ACCEPTED 2 True", "RESULT 3 4 [0, 1, 1, 2]",
+              "RESULT 2 4 [0, 1, 1]", "STOP"]  # fmt: skip
+
+
+def _client_lines(out):
+    return re.findall(r"^(?:\[two_goals\] )?((?:ACCEPTED|RESULT|STOP).*)$", out, re.M)
+
+
+def test_goals_queue_behind_the_executing_one_as_in_ros2_examples(ported_run):
+    """ros2/examples' server_queue_goals: handle_accepted_callback queues a goal while
+    another executes; the execute callback starts the next with goal_handle.execute()
+    from its ``finally``, under a threading.Lock (tasks share the reactor's thread, and
+    neither holds the lock across a sleep)."""
+    out = ported_run(NODES / "queue_server.py", NODES / "two_goals.py")
+    assert _client_lines(out) == QUEUE_SAYS
+    server = re.findall(r"^\[queue_server\] ((?:QUEUED|EXECUTING).*)$", out, re.M)
+    assert server == ["QUEUED 2", "EXECUTING 3", "EXECUTING 2"]  # both accepted at one tag
+
+
+@pytest.mark.ros2
+def test_the_goal_queue_gives_the_same_results_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([NODES / "two_goals.py"], [NODES / "queue_server.py"])
+    assert _client_lines("\n".join(out)) == QUEUE_SAYS
