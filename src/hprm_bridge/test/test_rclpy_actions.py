@@ -471,3 +471,26 @@ def test_goals_queue_behind_the_executing_one_as_in_ros2_examples(ported_run):
 def test_the_goal_queue_gives_the_same_results_under_real_rclpy(rclpy_until_stop):
     out = rclpy_until_stop([NODES / "two_goals.py"], [NODES / "queue_server.py"])
     assert _client_lines("\n".join(out)) == QUEUE_SAYS
+
+
+SINGLE_SAYS = ["RESULT 5 6 []", "RESULT 2 4 [0, 1, 1]", "STOP"]
+
+
+def _second_goal_lines(out):
+    return re.findall(r"^(?:\[second_goal\] )?((?:RESULT|STOP).*)$", out, re.M)
+
+
+def test_a_new_goal_aborts_the_executing_one_as_in_ros2_examples(ported_run):
+    """ros2/examples' server_single_goal: the second goal's handle_accepted_callback
+    aborts the first, whose execute callback, asleep in logical time, finds it inactive
+    at its next step and returns an empty result (status ABORTED)."""
+    out = ported_run(NODES / "single_goal_server.py", NODES / "second_goal.py")
+    assert _second_goal_lines(out) == SINGLE_SAYS
+    server = re.findall(r"^\[single_goal_server\] ((?:ABORTING|GONE).*)$", out, re.M)
+    assert server == ["ABORTING 5", "GONE 5"]
+
+
+@pytest.mark.ros2
+def test_the_single_goal_server_gives_the_same_results_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([NODES / "second_goal.py"], [NODES / "single_goal_server.py"])
+    assert _second_goal_lines("\n".join(out)) == SINGLE_SAYS
