@@ -99,11 +99,13 @@ def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):
     err = capsys.readouterr().err
     assert re.search(r"^\[INFO\] \[\d+\.\d{9}\] \[solo\]: tick$", err, re.M), err
     assert err.count("first") == 1
+    held = [node.create_timer(0.01, tick) for _ in range(4)]  # the node's spare timers
     with pytest.raises(
-        UnsupportedError,
-        match=r"create_timer\(0.01 s\) after spin\(\) started.*no destroyed entity",
+        UnsupportedError, match=r"create_timer\(0.01 s\) after spin\(\) started.*4 spare"
     ):
         node.create_timer(0.01, tick)
+    held[0].destroy()  # frees its place
+    node.create_timer(0.01, tick)
 
 
 def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):

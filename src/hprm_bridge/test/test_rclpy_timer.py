@@ -47,3 +47,31 @@ def test_a_timer_behaves_the_same_under_real_rclpy(rclpy_until_stop):
     # the wall clock's jitter (a loaded machine's too) is far below the 100 ms by which
     # the period change's effect would show
     _check(_seen(rclpy_until_stop([PROBE])), tolerance_ms=40)
+
+
+NODES = Path(__file__).parent / "nodes"
+ONE_SHOTS = [*(f"ONCE {n}" for n in range(1, 7)), "STOP"]
+
+
+def _once_lines(out):
+    return re.findall(r"^(?:\[one_shots\] )?((?:ONCE|STOP).*)$", out, re.M)
+
+
+def test_timers_made_in_callbacks_fire_and_free_their_place(ported_run):
+    """Six one-shot timers made one after another in a timer's callback (more than the
+    node's spare ones): each fires once, cancels itself and, dropped, frees its place."""
+    assert _once_lines(ported_run(NODES / "one_shots.py")) == ONE_SHOTS
+
+
+@pytest.mark.ros2
+def test_timers_made_in_callbacks_fire_the_same_under_real_rclpy(rclpy_until_stop):
+    assert _once_lines("\n".join(rclpy_until_stop([NODES / "one_shots.py"]))) == ONE_SHOTS
+
+
+def test_a_deferred_goal_executes_from_a_timer_made_in_a_callback(ported_run):
+    """ros2/examples' server_defer: handle_accepted_callback creates the timer that calls
+    goal_handle.execute() (refused before: no timer could be made after the start)."""
+    out = ported_run(NODES / "defer_server.py", NODES / "fibonacci_client.py")
+    said = re.findall(r"^\[defer_server\] ([A-Z ]+)$", out, re.M)
+    assert said == ["DEFERRING", "EXECUTE NOW"], out
+    assert "[fibonacci_client] RESULT status 4 [0, 1, 1, 2, 3, 5]" in out

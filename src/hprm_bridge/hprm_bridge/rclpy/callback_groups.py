@@ -24,6 +24,7 @@ Example (the tutorial's fix, which reads the same under rclpy)::
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -33,11 +34,11 @@ class CallbackGroup:
     """Entities and the calls of theirs that wait for the group to be free."""
 
     def __init__(self) -> None:
-        self.entities: list[Any] = []
+        self.entities: weakref.WeakSet[Any] = weakref.WeakSet()  # as rclpy's: not kept alive
         self._waiting: deque[tuple[Any, Callable[[], None]]] = deque()
 
     def add_entity(self, entity: Any) -> None:
-        self.entities.append(entity)
+        self.entities.add(entity)
 
     def has_entity(self, entity: Any) -> bool:
         return entity in self.entities

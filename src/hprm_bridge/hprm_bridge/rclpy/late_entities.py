@@ -6,7 +6,14 @@ A destroyed entity keeps its port (``Node.destroy_*``). So after the start a
 node may create a publisher, subscription, service or client only in the
 place of a destroyed one of the same name and type, and a timer in the place
 of any destroyed timer (with its own period, first firing one period after
-it is created, as rclpy's). That is what a lifecycle node does between
+it is created, as rclpy's).
+
+Timers are the node's own (no port), so every node also starts with
+:data:`SPARE_TIMERS` spare ones, stopped, for timers created in callbacks: the
+one-shot of ros2/examples' ``server_defer`` (create a timer, cancel it in its own
+callback). A cancelled timer's slot is free again once nothing else holds its
+handle (``self._timer = self.create_timer(...)`` replaced it), as rclpy's node
+would have dropped it. That is what a lifecycle node does between
 ``on_cleanup`` and the next ``on_configure``
 (:mod:`hprm_bridge.rclpy.lifecycle`), and what a node re-subscribing with
 another callback does. The new entity takes the old one's ports and its place
@@ -19,9 +26,47 @@ an error naming it.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from hprm_bridge.rclpy.exceptions import UnsupportedError
+
+SPARE_TIMERS = 4
+"""Timers a node may create after its start beside those it destroyed or dropped."""
+
+
+class Spare:
+    """A stopped reactor timer no handle holds yet: a node's slot in ``_timers``."""
+
+    _destroyed = True
+    callback = None
+
+    def __init__(self, timer: Any) -> None:
+        self._timer = timer
+
+    def _call(self) -> None:
+        pass
+
+
+class Released(Spare):
+    """The slot of a cancelled timer made after the start: free once nothing holds the
+    timer's handle any more (a ``reset()`` by whoever does takes it back)."""
+
+    def __init__(self, handle: Any) -> None:
+        super().__init__(handle._timer)
+        self.handle = weakref.ref(handle)
+
+    @property  # type: ignore[override]
+    def _destroyed(self) -> bool:
+        handle = self.handle()
+        return handle is None or handle._destroyed
+
+
+def live(entity: Any) -> Any:
+    """The handle in a slot (None in a free one)."""
+    if isinstance(entity, Released):
+        return entity.handle()
+    return None if isinstance(entity, Spare) else entity
 
 
 def _identity(entity: Any) -> tuple[Any, Any]:
@@ -39,6 +84,12 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
     for i, entity in enumerate(entities):
         if entity._destroyed and _identity(entity) == want:
             return i
+    if type_ is None:
+        raise UnsupportedError(
+            f"Node.{call}({name}) after spin() started: the node's {SPARE_TIMERS} spare "
+            "timers are all in use (destroy, or cancel and drop, a timer made after the "
+            "start to free one; or create it before spin and reset() it when needed)"
+        )
     raise UnsupportedError(
         f"Node.{call}({name}) after spin() started: an HPRM federate's ports are fixed "
         "before its federation starts, and this node has no destroyed entity of that name "

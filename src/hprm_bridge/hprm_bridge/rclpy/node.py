@@ -325,6 +325,7 @@ class Node(GraphQueries, NodeParameterMethods):
             timer.period = period
             timer.reset()
             handle = self._timers[i] = TimerHandle(period, timer, callback, self._clock)
+            handle._slot = (self._timers, i)
             return self._in_group(handle, callback_group)
         timer = Timer(offset=period, period=period)  # rclpy: first call after one period
         self._reactor.attach(f"timer{len(self._timers)}", timer)
@@ -437,7 +438,7 @@ class Node(GraphQueries, NodeParameterMethods):
     def destroy_node(self) -> None:
         """Every entity the node's code created: usually after spin returns, where it
         changes nothing; in a callback, the node stops there."""
-        for entity in [*self._own_publishers, *self._subscriptions, *self._timers,
+        for entity in [*self._own_publishers, *self._subscriptions, *self.timers,
                        *self.services, *self.clients]:  # fmt: skip
             _destroy(entity)
 
@@ -453,7 +454,7 @@ class Node(GraphQueries, NodeParameterMethods):
 
     @property
     def timers(self) -> Iterator[TimerHandle]:
-        return (t for t in self._timers if not t._destroyed)
+        return (t for t in map(late_entities.live, self._timers) if t and not t._destroyed)
 
     def get_logger(self) -> RcutilsLogger:
         return self._logger

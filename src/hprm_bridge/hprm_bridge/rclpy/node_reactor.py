@@ -21,8 +21,15 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from hprm_bridge.rclpy import callbacks, federate_status, parameter_calls, parameter_service
+from hprm_bridge.rclpy import (
+    callbacks,
+    federate_status,
+    late_entities,
+    parameter_calls,
+    parameter_service,
+)
 from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_core import Timer
 
 if TYPE_CHECKING:
     from hprm_bridge.rclpy.node import Node
@@ -55,6 +62,11 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, callbacks.deliver(node._subscriptions, i, loop, tasks)),
                        *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
+    for _ in range(late_entities.SPARE_TIMERS):  # for timers made in callbacks
+        spare = Timer(offset=1, period=1)
+        spare.cancel()
+        r.attach(f"timer{len(node._timers)}", spare)
+        node._timers.append(late_entities.Spare(spare))
     for i, handle in enumerate(node._timers):
         r.add_reaction(exits(node, callbacks.tick(node._timers, i, tasks)), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip

@@ -34,6 +34,7 @@ class TimerHandle:
         now = clock.logical_ns()
         self._last_ns: int | None = now
         self._next_ns: int | None = None if now is None else now + period_ns
+        self._slot: tuple[list[Any], int] | None = None  # made after the start: its place
 
     @property
     def clock(self) -> Any:
@@ -91,6 +92,10 @@ class TimerHandle:
             raise InvalidHandle(f"the timer of period {self._period_ns} ns")
         self.cancelled = True
         self._timer.cancel()
+        if self._slot is not None and self._slot[0][self._slot[1]] is self:
+            from hprm_bridge.rclpy.late_entities import Released
+
+            self._slot[0][self._slot[1]] = Released(self)  # free once nobody holds self
 
     def is_canceled(self) -> bool:
         return self.cancelled
@@ -99,6 +104,8 @@ class TimerHandle:
         if self._destroyed:
             raise InvalidHandle(f"the timer of period {self._period_ns} ns")
         self.cancelled = False
+        if self._slot is not None:  # its place back (it was not reused: self is held)
+            self._slot[0][self._slot[1]] = self
         self._last_ns = self._clock.logical_ns()
         self._next_ns = None if self._last_ns is None else self._last_ns + self._period_ns
         self._timer.reset()
