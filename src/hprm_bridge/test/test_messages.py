@@ -163,9 +163,7 @@ def test_uninstall_forgets_the_modules():
 
 @pytest.mark.ros2
 def test_field_types_and_default_reprs_match_real_rclpy():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
+    _need_rclpy()
     code = (
         "import importlib, json, sys\n"
         "out = {}\n"
@@ -306,9 +304,7 @@ def test_sequences_cross_pickle_and_cdr_as_arrays_whoever_made_them():
 
 @pytest.mark.ros2
 def test_assignments_are_accepted_and_refused_exactly_as_by_real_rclpy():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
+    _need_rclpy()
     real = _assign_all()
     ours = _assign_all(hprm=True)
     for case, r, o in zip(ASSIGNMENTS, real, ours, strict=True):
@@ -354,6 +350,17 @@ print(json.dumps(out))
 """
 
 
+def _need_rclpy() -> None:
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+
+
+def _same_under_real_rclpy(snippet: str) -> None:
+    _need_rclpy()
+    assert _printed(snippet, hprm=True) == _printed(snippet, hprm=False)
+
+
 def _printed(snippet: str, hprm: bool) -> list:
     """The JSON ``snippet`` prints, run with HPRM's rclpy and messages, or (``hprm``
     False) with whatever ``import rclpy`` finds: a sourced Humble's."""
@@ -374,10 +381,7 @@ def test_sequence_operations_of_node_code_work_on_these_classes():
 
 @pytest.mark.ros2
 def test_sequence_operations_give_what_real_rclpy_gives():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    assert _printed(_SEQUENCE_OPS, hprm=True) == _printed(_SEQUENCE_OPS, hprm=False)
+    _same_under_real_rclpy(_SEQUENCE_OPS)
 
 
 # What code that walks messages does with rosidl_runtime_py (ROS 2's own, where installed)
@@ -465,10 +469,7 @@ def test_byte_fields_hold_bytes_as_rclpys_do():
 
 @pytest.mark.ros2
 def test_byte_fields_behave_as_real_rclpys():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    assert _printed(_BYTE_OPS, hprm=True) == _printed(_BYTE_OPS, hprm=False)
+    _same_under_real_rclpy(_BYTE_OPS)
 
 
 # Copies and attribute typos, as node code meets them
@@ -515,7 +516,4 @@ def test_copies_share_or_not_and_a_misspelt_field_is_refused_as_under_rclpy():
 
 @pytest.mark.ros2
 def test_copies_and_misspelt_fields_behave_as_real_rclpys():
-    pytest.importorskip(
-        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
-    )
-    assert _printed(_COPY_OPS, hprm=True) == _printed(_COPY_OPS, hprm=False)
+    _same_under_real_rclpy(_COPY_OPS)
