@@ -1,6 +1,7 @@
 """HPRM's rclpy API (hprm_bridge.rclpy) in one process: names, clocks, the
 errors for what is not offered, a node run on its own in logical time."""
 
+import gc
 import json
 import os
 import re
@@ -106,6 +107,15 @@ def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):
         node.create_timer(0.01, tick)
     held[0].destroy()  # frees its place
     node.create_timer(0.01, tick)
+    cyclic = held.pop()
+    cyclic.callback = lambda held=cyclic: held.cancel()  # it holds itself: gc frees it
+    cyclic.cancel()
+    del cyclic
+    gc.disable()  # so that the collection is place()'s own
+    try:
+        node.create_timer(0.01, tick)  # in the dropped one's place
+    finally:
+        gc.enable()
 
 
 def test_parameters_come_from_defaults_files_arguments_and_overrides(tmp_path):

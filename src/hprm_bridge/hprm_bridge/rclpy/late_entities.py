@@ -26,6 +26,7 @@ an error naming it.
 
 from __future__ import annotations
 
+import gc
 import weakref
 from typing import Any
 
@@ -81,9 +82,14 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
     """The index in ``entities`` of a destroyed entity the new one (``name`` of
     ``type_``; a timer gives none) may replace."""
     want = (None, None) if type_ is None else (name, type_)
-    for i, entity in enumerate(entities):
-        if entity._destroyed and _identity(entity) == want:
-            return i
+    found = _free(entities, want)
+    if found is None and type_ is None:
+        # a dropped timer in a reference cycle (its callback holds its handle) is freed
+        # only by the cycle collector: once, before saying every spare is in use
+        gc.collect()
+        found = _free(entities, want)
+    if found is not None:
+        return found
     if type_ is None:
         raise UnsupportedError(
             f"Node.{call}({name}) after spin() started: the node's {SPARE_TIMERS} spare "
@@ -96,3 +102,10 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
         "and type to take the place of (create it before spin, or in a lifecycle node's "
         "on_configure/on_activate, which run before the node joins)"
     )
+
+
+def _free(entities: list[Any], want: tuple[Any, Any]) -> int | None:
+    for i, entity in enumerate(entities):
+        if entity._destroyed and _identity(entity) == want:
+            return i
+    return None
