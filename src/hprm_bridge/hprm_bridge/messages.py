@@ -452,7 +452,7 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             if f not in kwargs:
                 d[f] = make()
         for f, v in kwargs.items():
-            setattr(self, f, v)  # checked as an assignment
+            object.__setattr__(self, f, v)  # checked as an assignment (names: above)
 
     def __repr__(self: Any) -> str:
         inner = ", ".join(
