@@ -236,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
         describe=args.describe,
     )
     install_imports()
+    from hprm_bridge.rclpy import logical_sleep, main_loop
+
+    logical_sleep.start_on_sleep(main_loop.sleep_unspun)  # a node file that never spins
     sys.argv = [args.node, *node_argv, *(["--ros-args", *ros_args] if ros_args else [])]
     code = exit_code(args.name, lambda: _run_node_code(args.node))
     if code == 0 and not _SETTINGS.get("spun") and (args.rti or args.describe):

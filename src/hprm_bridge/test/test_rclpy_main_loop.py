@@ -340,3 +340,48 @@ def test_wait_for_message_returns_the_same_under_real_rclpy(rclpy_until_stop):
     assert len(lines) == 4 and lines[2:] == ["SILENCE False None", "STOP"], out
     assert re.fullmatch(r"FIRST True \d+[ab] False", lines[0]), out
     assert re.fullmatch(r"AGAIN True \d+[ab]", lines[1]), out
+
+
+UNSPUN = NODES / "unspun_talker.py"
+
+
+def test_a_node_file_that_never_spins_joins_at_its_first_sleep(ported_run):
+    """The old-school publisher: a main that publishes and sleeps, no spin anywhere."""
+    runs = []
+    for _ in range(2):
+        out = ported_run(UNSPUN, NODES / "listener.py")
+        runs.append([line for line in out.splitlines() if re.search(r"\] (HEARD|SENT) ", line)])
+    heard = [line.split("] ", 1)[1] for line in runs[0] if "HEARD" in line]
+    assert heard == [f"HEARD unspun {i}" for i in range(5)], runs[0]
+    # the first pass ran before the start (in wall-clock time), the rest a sleep apart
+    # in logical time, each heard at its tag: the same every run from the second on
+    assert runs[0][3:] == runs[1][3:]
+    assert "[unspun_talker] SENT 2, 100 ms after the last" in runs[0]
+    assert runs[0][-2:] == ["[unspun_talker] SENT 4, 100 ms after the last",
+                            "[listener] HEARD unspun 4"]  # fmt: skip
+    assert "[unspun_talker] END after 5 passes, ok True" in out  # its end stops the rest
+
+
+def test_a_never_spinning_loop_ends_with_its_federation(ported_run):
+    out = ported_run(UNSPUN, NODES / "listener.py", "--param", "unspun_talker:passes:=1000",
+                     timeout="0.35 s")  # fmt: skip
+    # woken at the stop, rclpy.ok() is already False: no pass after it
+    assert "[unspun_talker] END after 4 passes, ok False" in out
+    assert "[listener] HEARD unspun 3" in out and "HEARD unspun 4" not in out
+
+
+def test_the_graph_of_a_never_spinning_node_is_its_ports():
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", UNSPUN, NODES / "listener.py"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "unspun_talker -> listener  /chatter [std_msgs/msg/String]" in r.stdout
+
+
+@pytest.mark.ros2
+def test_the_never_spinning_node_file_runs_under_real_rclpy_too(rclpy_until_stop):
+    lines = rclpy_until_stop([UNSPUN, "--ros-args", "-p", "passes:=3"])
+    sent = [line for line in lines if line.startswith("SENT")]
+    assert [s.split(",")[0] for s in sent] == ["SENT 0", "SENT 1", "SENT 2"], lines
+    assert "END after 3 passes, ok True" in lines

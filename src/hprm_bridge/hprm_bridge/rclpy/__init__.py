@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 from typing import Any
 
 from hprm_bridge.rclpy import constants, logging, main_loop, signals, utilities  # noqa: F401  (rclpy.X, as rclpy)
@@ -36,7 +37,10 @@ __all__ = [
     "spin_until_future_complete", "uninstall_signal_handlers",
 ]  # fmt: skip
 
-_state: dict[str, Any] = {"initialized": False, "shutdown": False, "args": [], "spinning": []}
+_state: dict[str, Any] = {
+    "initialized": False, "shutdown": False, "args": [], "spinning": [],
+    "nodes": weakref.WeakSet(),  # every node made in this process (main_loop.sleep_unspun)
+}  # fmt: skip
 
 
 def init(

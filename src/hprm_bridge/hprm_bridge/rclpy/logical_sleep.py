@@ -80,6 +80,7 @@ def sleep(seconds: float) -> bool:
 
 
 _main_adopter: Callable[[int], _Task | None] | None = None
+_unspun_main: Callable[[float], bool] | None = None
 
 
 def adopt_main_on_sleep(adopter: Callable[[int], _Task | None] | None) -> None:
@@ -90,10 +91,20 @@ def adopt_main_on_sleep(adopter: Callable[[int], _Task | None] | None) -> None:
     _main_adopter = adopter
 
 
+def start_on_sleep(sleeper: Callable[[float], bool] | None) -> None:
+    """In a federate's process: ``sleeper(seconds)`` is what the main thread's sleep does
+    while nothing spins its node (it may start the node and sleep as its task: True;
+    False leaves Python's sleep to it). None: no more."""
+    global _unspun_main
+    _unspun_main = sleeper
+
+
 def _first_sleep_of_main(seconds: float) -> bool:
-    adopt = _main_adopter
-    if adopt is None or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
         return False
+    adopt = _main_adopter
+    if adopt is None:
+        return _unspun_main is not None and _unspun_main(seconds)
     if seconds < 0:
         raise ValueError("sleep length must be non-negative")
     task = adopt(round(seconds * 1_000_000_000))
@@ -282,6 +293,8 @@ class Sleeper:
         self._lock = threading.Lock()  # the start, against the main's first sleep
         self._started = False
         self._early: list[tuple[int, int, _Task]] = []  # (delay from the start, order, task)
+        # runs as the federation stops, before an adopted main goes on (rclpy.ok() False)
+        self.on_stop: Callable[[], None] | None = None
         install()
 
     def adopt(self, delay_ns: int = 0) -> _Task | None:
@@ -391,6 +404,8 @@ class Sleeper:
             self._run(task)
 
     def stop(self) -> None:
+        if self.on_stop is not None:
+            self.on_stop()
         for task in list(self._tasks):
             task.stop()
         self._tasks.clear()

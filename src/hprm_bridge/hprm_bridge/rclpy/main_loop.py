@@ -37,6 +37,13 @@ pass. A main whose first sleep comes later (it computed first) is told so and st
 a thread beside the node, in wall-clock time; a main that only joins the spin thread
 is left alone.
 
+The oldest shape of all (ros2/examples' ``publisher_old_school``) never spins: the
+main creates its node, then loops publishing and calling ``time.sleep``. Under
+rclpy nothing else is needed for a publisher. Here the node would never join its
+federation, which would wait for it; so, in a federate's process, the main's first
+sleep with one node made and nothing spinning it starts the node there, as the
+first ``spin_once`` would, and the loop then steps in logical time, a sleep a pass.
+
 When the federation stops (``rclpy.shutdown()``, a signal, another node's stop),
 ``spin_once`` returns and ``rclpy.ok()`` is False; a later ``spin_once`` raises
 ``ExternalShutdownException``, as rclpy's does once its context is shut down.
@@ -62,6 +69,7 @@ class MainLoop:
     def __init__(self, node: Any) -> None:
         self.node = node
         self._sleeper = node._tasks()  # before the reactor is built: it has the wake action
+        self._sleeper.on_stop = _context_stopped
         self._task: Any = None
         self._thread = threading.Thread(target=self._run, name=f"{node.get_name()}-reactor")
         self.code = 0
@@ -123,6 +131,7 @@ class MainLoop:
         except BaseException as exc:  # the runtime's: re-raised on the main thread
             self.code, self._error = 1, exc
         finally:
+            _context_stopped()  # if the federation never ran
             if self._task is not None:
                 self._task.stop()  # the federation is over: the main thread goes on
             self._ended.set()
@@ -173,6 +182,12 @@ class MainLoop:
 _loop: MainLoop | None = None
 
 
+def _context_stopped() -> None:
+    from hprm_bridge.rclpy import _stopped
+
+    _stopped()  # rclpy.ok() is False before the main thread goes on
+
+
 def spin_once(node: Any, timeout_sec: float | None) -> None:
     """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
     global _loop
@@ -200,6 +215,27 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
     _loop.spin_once(timeout_sec)
     if _loop.stopped:
         _stopped()
+
+
+def sleep_unspun(seconds: float) -> bool:
+    """The main thread's sleep in a federate's process, while nothing spins a node: with
+    one node made, start it and sleep ``seconds`` as its task (True); else False, and
+    the main sleeps as Python does (the module says why)."""
+    global _loop
+    from hprm_bridge import porting
+    from hprm_bridge.rclpy import _state
+
+    nodes = [n for n in _state["nodes"] if not n._finalized]
+    if _loop is not None or len(nodes) != 1 or not _state["initialized"] or _state["shutdown"]:
+        return False
+    node = nodes[0]
+    _loop = MainLoop(node)
+    _state["spinning"].append(node)
+    _loop.start()
+    if porting.describing():  # hprm-ros graph wanted the ports: nothing runs
+        raise SystemExit(finish(None))
+    _loop._task.suspend(seconds)
+    return True
 
 
 def running_node() -> Any:

@@ -191,6 +191,7 @@ class Node(GraphQueries, NodeParameterMethods):
         self._wake = LogicalAction()
         self._finalized = False
         self.system_exit: SystemExit | None = None  # raised by a callback (node_reactor.exits)
+        rclpy._state["nodes"].add(self)
 
     # -- names --------------------------------------------------------------------
 
