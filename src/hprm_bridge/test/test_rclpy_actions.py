@@ -494,3 +494,75 @@ def test_a_new_goal_aborts_the_executing_one_as_in_ros2_examples(ported_run):
 def test_the_single_goal_server_gives_the_same_results_under_real_rclpy(rclpy_until_stop):
     out = rclpy_until_stop([NODES / "second_goal.py"], [NODES / "single_goal_server.py"])
     assert _second_goal_lines("\n".join(out)) == SINGLE_SAYS
+
+
+ASYNCIO_SAYS = [
+    "SIDE BY SIDE order 3: status 4, [0, 1, 1, 2]",
+    "SIDE BY SIDE order 4: status 4, [0, 1, 1, 2, 3]",
+    "THEN order 2: status 4, [0, 1, 1]",
+    "FEEDBACK [2, 3, 3, 4, 4, 4]",
+    "STOP",
+]
+ASYNCIO_SERVER = [NODES / "fibonacci_server.py", "--ros-args", "-p", "period:=0.1"]
+
+
+def _asyncio_lines(out):
+    return re.findall(r"^(?:\[asyncio_client\] )?((?:SIDE|THEN|FEEDBACK|STOP).*)$", out, re.M)
+
+
+def test_an_asyncio_loop_awaits_rclpy_futures_as_in_ros2_examples(ported_run):
+    """ros2/examples' client_asyncio: asyncio tasks await the action client's futures (which
+    yield None to asyncio, as rclpy's do) while another task spins the node with spin_once
+    (the main is the node's task: each spin_once steps logical time)."""
+    files = [NODES / "asyncio_client.py", NODES / "fibonacci_server.py"]
+    runs = [ported_run(*files, "--param", "fibonacci_server:period:=0.1") for _ in range(2)]
+    assert _asyncio_lines(runs[0]) == ASYNCIO_SAYS
+    server = [re.findall(r"^\[fibonacci_server\] ([A-Z]+ .*)$", out, re.M) for out in runs]
+    assert server[0] == server[1] == ["GOAL order 3: accepted", "GOAL order 4: accepted",
+                                      "EXECUTE order 3", "EXECUTE order 4",
+                                      "GOAL order 2: accepted", "EXECUTE order 2"]  # fmt: skip
+
+
+@pytest.mark.ros2
+def test_the_asyncio_client_says_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([NODES / "asyncio_client.py"], ASYNCIO_SERVER)
+    assert _asyncio_lines("\n".join(out)) == ASYNCIO_SAYS
+
+
+def test_a_future_yields_itself_only_to_the_task_that_drives_it():
+    """What an awaiting coroutine yields: the future to HPRM's drive (which then waits for
+    it), None to anyone else (asyncio polls again)."""
+    import greenlet
+
+    from hprm_bridge.rclpy import logical_sleep
+    from hprm_bridge.rclpy.task import Future
+
+    future = Future()
+
+    async def waits():
+        return await future
+
+    outside = waits()
+    assert outside.send(None) is None  # as an asyncio task steps it
+    future.set_result(7)
+    with pytest.raises(StopIteration) as end:
+        outside.send(None)
+    assert end.value.value == 7
+    pending = Future()
+
+    async def waits_pending():
+        return await pending
+
+    driven = waits_pending()
+    me = greenlet.getcurrent()
+    me.hprm_driving = 1  # as while drive() steps it
+    try:
+        assert driven.send(None) is pending
+    finally:
+        me.hprm_driving = 0
+    driven.close()
+    with pytest.raises(RuntimeError, match="awaited something not yet done"):
+        logical_sleep.drive(waits_pending())  # outside a task nothing can wait for it
+    future = Future()
+    future.set_result(3)
+    assert logical_sleep.drive(waits()) == 3

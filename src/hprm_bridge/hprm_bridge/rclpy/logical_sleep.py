@@ -420,9 +420,14 @@ def drive(value: Any) -> Any:
     runs directly cannot wait, and says so."""
     if not hasattr(value, "send") or not hasattr(value, "throw"):
         return value
+    me = greenlet.getcurrent()  # what it awaits, Future.__await__ yields to it
     try:
         while True:
-            awaited = value.send(None)
+            me.hprm_driving = getattr(me, "hprm_driving", 0) + 1
+            try:
+                awaited = value.send(None)
+            finally:
+                me.hprm_driving -= 1
             if awaited is not None and hasattr(awaited, "done") and awaited.done():
                 continue
             task = current_task()

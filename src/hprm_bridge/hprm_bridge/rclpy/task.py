@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import greenlet
+
 
 class Future:
     """As rclpy's: ``done()``, ``result()``, ``add_done_callback``; ``cancel()``
@@ -27,11 +29,13 @@ class Future:
         return self._done
 
     def __await__(self) -> Any:
-        """``await future`` in a coroutine callback: its result once done. It yields
-        itself, so that the task running the coroutine knows what it waits for
-        (:func:`hprm_bridge.rclpy.logical_sleep.drive`)."""
+        """``await future`` in a coroutine callback: its result once done. To the task
+        running the coroutine it yields itself, so that the task knows what it waits for
+        (:func:`hprm_bridge.rclpy.logical_sleep.drive`); to anything else it yields None,
+        as rclpy's does: an asyncio task takes that as "poll me again" (ros2/examples'
+        ``client_asyncio`` awaits rclpy futures in asyncio tasks, spinning between)."""
         while not self._done:
-            yield self
+            yield self if getattr(greenlet.getcurrent(), "hprm_driving", 0) else None
         return self.result()
 
     def cancelled(self) -> bool:
