@@ -379,7 +379,7 @@ def test_a_module_of_rclpy_not_offered_fails_to_import_saying_why():
         from rclpy.wait_for_message import wait_for_message
         from rclpy.qos_event import SubscriptionEventCallbacks
         print(rclpy.utilities.__name__, rclpy.constants.S_TO_NS, LifecycleNode.__module__)
-        for name in ("rclpy.impl", "rclpy.guard_condition"):
+        for name in ("rclpy.impl", "rclpy.waitable"):
             try:
                 __import__(name)
             except ImportError as e:
@@ -390,7 +390,7 @@ def test_a_module_of_rclpy_not_offered_fails_to_import_saying_why():
     first, *errors = r.stdout.splitlines()
     assert first == "hprm_bridge.rclpy.utilities 1000000000 hprm_bridge.rclpy.lifecycle.node"
     assert [e.split(" |")[0] for e in errors] == [
-        "ModuleNotFoundError rclpy.impl", "ModuleNotFoundError rclpy.guard_condition",
+        "ModuleNotFoundError rclpy.impl", "ModuleNotFoundError rclpy.waitable",
     ]  # fmt: skip
     assert "HPRM offers rclpy's node API" in errors[0]
     assert "HPRM offers rclpy's node API" in errors[1] and "hprm-ros run --bridge" in errors[1]

@@ -1,5 +1,5 @@
 """The reactions that run a ported node's callbacks: a subscription's for each message,
-a timer's tick, and the end-of-tag publish.
+a timer's tick, a guard condition's call, and the end-of-tag publish.
 
 A node hears its own messages on a topic it also subscribes to, as rclpy delivers them
 (``ignore_local_publications`` is off by default). A federate's ports connect to other
@@ -16,6 +16,7 @@ from typing import Any
 from hprm_bridge.message_pickle import received
 from hprm_bridge.raw_message import RawMessage, materialize
 from hprm_bridge.rclpy.callback_groups import run_in_group
+from hprm_bridge.rclpy.guard_condition import GuardCondition
 from hprm_bridge.rclpy.logical_sleep import Sleeper, drive
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.serialization import serialize_message
@@ -92,6 +93,16 @@ def tick(timers: list[TimerHandle], i: int, tasks: Sleeper | None) -> Callable[[
             run_in_group(tasks, timers[i], timers[i]._call, once=True)
 
     return tick
+
+
+def guard_call(guards: list[GuardCondition], i: int, tasks: Sleeper | None) -> Callable[[], None]:
+    def call() -> None:
+        if tasks is None:
+            guards[i]._call()
+        else:  # triggered again while its last call waits: one more call, as rcl's flag
+            run_in_group(tasks, guards[i], guards[i]._call, once=True)
+
+    return call
 
 
 def flush(publishers: list[Publisher], loops: dict[str, LogicalAction]) -> Callable[[], None]:

@@ -53,6 +53,7 @@ from hprm_bridge.rclpy.exceptions import (
     UnsupportedError,
 )
 from hprm_bridge.rclpy.graph import Graph, GraphQueries
+from hprm_bridge.rclpy.guard_condition import GuardCondition
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameterMethods, NodeParameters, _descriptor
@@ -148,6 +149,8 @@ class Node(GraphQueries, NodeParameterMethods):
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
+        self._guards: list[GuardCondition] = []
+        self._reaction_thread: int | None = None  # set at the start, for guard conditions
         self.services: list[Service] = []
         self.clients: list[Client] = []
         self._clock = ROSClock(self._reactor)
@@ -440,7 +443,7 @@ class Node(GraphQueries, NodeParameterMethods):
         """Every entity the node's code created: usually after spin returns, where it
         changes nothing; in a callback, the node stops there."""
         for entity in [*self._own_publishers, *self._subscriptions, *self.timers,
-                       *self.services, *self.clients]:  # fmt: skip
+                       *self.services, *self.clients, *self.guards]:  # fmt: skip
             _destroy(entity)
 
     # rclpy's entity listings: iterators, of what is not destroyed
@@ -493,12 +496,25 @@ class Node(GraphQueries, NodeParameterMethods):
         rate.destroy()
         return True
 
-    def create_guard_condition(self, callback: Callable[[], Any], *args: Any, **kw: Any) -> Any:
-        raise UnsupportedError(
-            "Node.create_guard_condition in an HPRM federate: its trigger() would call back "
-            "at no tag of the federation; to run code at a later tag, create a timer (and "
-            "reset it where the guard condition would be triggered)"
-        )
+    def create_guard_condition(
+        self, callback: Callable[[], Any], callback_group: CallbackGroup | None = None
+    ) -> GuardCondition:
+        """Called back at the next microstep when triggered in the node's turn, as an
+        event of the wall clock when triggered by another thread
+        (:mod:`hprm_bridge.rclpy.guard_condition` says why)."""
+        self._check_open("create_guard_condition")
+        guard = GuardCondition(callback, lambda: self._reaction_thread)
+        self._reactor.attach(f"guard{len(self._guards)}", guard._soon)
+        self._reactor.attach(f"guard{len(self._guards)}_outside", guard._outside)
+        self._guards.append(guard)
+        return self._in_group(guard, callback_group)
+
+    def destroy_guard_condition(self, guard: GuardCondition) -> bool:
+        return _destroy(guard)
+
+    @property
+    def guards(self) -> Iterator[GuardCondition]:
+        return (g for g in self._guards if not g._destroyed)
 
     # -- the reactor ------------------------------------------------------------------
 

@@ -7,10 +7,10 @@ start takes the place, and the ports, of a destroyed one like it
 (:mod:`hprm_bridge.rclpy.late_entities`), and the same reaction then runs
 the new one's callback.
 
-Order within a tag: the callbacks of subscriptions and timers (in the order
-the node created them), services, clients, then the tasks that sleep in
-logical time, the federate status, and last the publish of everything the
-tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
+Order within a tag: the callbacks of subscriptions, timers and guard
+conditions (in the order the node created them), services, clients, then the
+tasks that sleep in logical time, the federate status, and last the publish of
+everything the tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from __future__ import annotations
 import functools
 import inspect
 import logging
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hprm_bridge.rclpy import (
     callbacks,
     federate_status,
+    guard_condition,
     late_entities,
     parameter_calls,
     parameter_service,
@@ -39,6 +41,12 @@ def build(node: Node) -> None:
     """Add the node's reactions to ``node._reactor``."""
     r = node._reactor
     triggers: list[Any] = [r.startup]  # lines logged while the node was built
+    if node._guards:  # which thread is the node's turn (guard_condition.trigger)
+
+        def started() -> None:
+            node._reaction_thread = threading.get_ident()
+
+        r.add_reaction(started, r.startup, name="started")
     if node._federation_calls is not None:
         answer = functools.partial(parameter_service.answer_calls, node._params,
                                    node._federation_calls, node._federation_answers)  # fmt: skip
@@ -71,6 +79,10 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, callbacks.tick(node._timers, i, tasks)), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip
         triggers.append(handle._timer)
+    for i, guard in enumerate(node._guards):
+        r.add_reaction(exits(node, callbacks.guard_call(node._guards, i, tasks)), guard._soon,
+                       guard._outside, name=f"on_guard{i}")  # fmt: skip
+        triggers.extend((guard._soon, guard._outside))
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
         r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)
@@ -113,6 +125,9 @@ def build(node: Node) -> None:
         r.add_reaction(lambda: node._status.publish(report.finished(r.tag)), r.shutdown,
                        name="status_final")  # fmt: skip
         triggers.append(r.shutdown)
+    if node._guards:  # after every callback and task of the tag: those triggered
+        r.add_reaction(lambda: guard_condition.schedule(node._guards), *triggers,
+                       effects=[g._soon for g in node._guards], name="guards")  # fmt: skip
     if sleeper is not None:  # the wake-ups the tag's tasks asked for
         wake = node._wake
 
