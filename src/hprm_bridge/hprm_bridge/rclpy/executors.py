@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from hprm_bridge.rclpy.task import Task
+
 
 class Executor:
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -50,14 +52,27 @@ class Executor:
     ) -> None:
         self.spin_once(timeout_sec)
 
-    def create_task(self, callback: Any, *args: Any, **kwargs: Any) -> Any:
+    def create_task(self, callback: Any, *args: Any, **kwargs: Any) -> Task:
+        """As rclpy's: ``callback(*args, **kwargs)`` (or a coroutine) runs as a task of the
+        node from the next microstep on (made before the spin: from the start), after the
+        callback that made it, as rclpy's executor runs it at its next wait. It may wait
+        (``await`` a future, a blocking call), and its exception fails the node, as it
+        ends rclpy's spin. A node's callbacks make tasks where it has them: spun by a
+        ``MultiThreadedExecutor``, with ``async def`` callbacks, or a task made before
+        the spin."""
         from hprm_bridge import rclpy
 
-        raise rclpy.UnsupportedError(
-            "Executor.create_task in an HPRM federate: a task would run outside the node's "
-            "callbacks, at no tag of the federation; call the function from a callback, "
-            "or make it a timer's"
-        )
+        node = self._node()
+        if node._finalized and node._sleeper is None:
+            raise rclpy.UnsupportedError(
+                f"Executor.create_task in a callback of node {node.get_name()}, which runs "
+                "no tasks (its reactor has no place for one, and its federation has "
+                "started): spin it with a MultiThreadedExecutor, or make a task before "
+                "spinning"
+            )
+        task = Task(callback, args, kwargs, executor=self)
+        node._tasks().start(lambda: (task(), task.result()))  # its error fails the node
+        return task
 
     def get_nodes(self) -> list[Any]:
         return list(self._nodes)

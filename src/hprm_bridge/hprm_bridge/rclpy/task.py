@@ -8,6 +8,7 @@ node (rclpy hands them to the executor, which runs them soon after).
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -77,10 +78,10 @@ class Future:
 
 
 class Task(Future):
-    """rclpy's: a function or coroutine an executor runs, the future of its result. Code
-    names it (type hints, ``isinstance``); calling one runs it to its end here, as
-    rclpy's executor would (its coroutine may await only futures already done, or it
-    runs where a task may wait: :func:`hprm_bridge.rclpy.logical_sleep.drive`)."""
+    """rclpy's: a function or coroutine an executor runs, the future of its result
+    (``Executor.create_task`` makes one). Calling one runs it to its end, as rclpy's
+    executor would (its coroutine may await only futures already done, or it runs
+    where a task may wait: :func:`hprm_bridge.rclpy.logical_sleep.drive`)."""
 
     def __init__(
         self, handler: Callable[..., Any], args: Any = None, kwargs: Any = None,
@@ -99,7 +100,9 @@ class Task(Future):
             return
         self._executing = True
         try:
-            self.set_result(drive(self._handler(*self._args, **self._kwargs)))
+            handler = self._handler  # a coroutine, or what makes its result
+            done = handler if inspect.iscoroutine(handler) else handler(*self._args, **self._kwargs)
+            self.set_result(drive(done))
         except Exception as exc:
             self.set_exception(exc)
         finally:
