@@ -27,6 +27,13 @@ class Executor:
         if len(self._nodes) != 1:
             raise rclpy.UnsupportedError(
                 f"an HPRM federate runs one node; this executor has {len(self._nodes)}"
+                + (
+                    f" ({', '.join(n.get_name() for n in self._nodes)}): give each node a "
+                    "node file of its own (one federate each), or run this process as a "
+                    "plain ROS 2 node beside the federation (hprm-ros run --bridge)"
+                    if self._nodes
+                    else ""
+                )
             )
         return self._nodes[0]
 
