@@ -566,3 +566,28 @@ def test_a_future_yields_itself_only_to_the_task_that_drives_it():
     future = Future()
     future.set_result(3)
     assert logical_sleep.drive(waits()) == 3
+
+
+STEPWISE_SAYS = ["ACCEPTED True", "RESULT 4 [0, 1, 1, 2]", "TIMED OUT", "STOP"]
+
+
+def _stepwise_lines(out):
+    lines = re.findall(r"^(?:\[stepwise_client\] )?((?:ACCEPTED|RESULT|TIMED|STOP).*)$", out, re.M)
+    return [line.split(" after")[0] for line in lines], lines
+
+
+def test_a_main_waits_for_one_future_after_another_as_in_ros2_examples(ported_run):
+    """ros2/examples' client_not_composable: spin_until_future_complete for the goal's
+    acceptance, then again for its result; a third with a timeout of logical time."""
+    out = ported_run(NODES / "stepwise_client.py", NODES / "fibonacci_server.py",
+                     "--param", "fibonacci_server:period:=0.1")  # fmt: skip
+    says, lines = _stepwise_lines(out)
+    assert says == STEPWISE_SAYS
+    assert "TIMED OUT after 250 ms" in lines  # exactly: logical time
+    assert out.count("[fibonacci_server] EXECUTE order 3") == 1
+
+
+@pytest.mark.ros2
+def test_the_stepwise_client_says_the_same_under_real_rclpy(rclpy_until_stop):
+    out = rclpy_until_stop([NODES / "stepwise_client.py"], ASYNCIO_SERVER)
+    assert _stepwise_lines("\n".join(out))[0] == STEPWISE_SAYS

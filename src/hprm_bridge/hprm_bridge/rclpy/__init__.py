@@ -144,20 +144,15 @@ def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = N
 def spin_until_future_complete(
     node: Node, future: Future, executor: Any = None, timeout_sec: float | None = None
 ) -> None:
-    """As rclpy's, for a node's main (a client that calls once, then exits): run the
-    node as :func:`spin` does until ``future`` is done, then stop the federation at the
-    next tag, as ``rclpy.shutdown()`` in a callback does. ``timeout_sec`` is logical
-    time from the start, like everything in a federate: the same in every run."""
-    from hprm_bridge import porting
-
+    """As rclpy's, in a node file's main: the node runs, in turns with the main as in a
+    ``spin_once`` loop, until ``future`` is done or ``timeout_sec`` of logical time has
+    passed (the same in every run); the main may then wait for another future, and its
+    end stops the federation (:func:`hprm_bridge.rclpy.main_loop.spin_until_future_complete`)."""
     if future.done():
         return
-    future.add_done_callback(lambda _: node._reactor.request_stop())
-    if timeout_sec is not None:
-        node._stop_after(timeout_sec)
-    spin(node)
-    if porting.describing():  # hprm-ros graph wanted the ports: the future never ran
-        raise SystemExit(0)
+    if executor is not None:
+        executor.add_node(node)
+    main_loop.spin_until_future_complete(node, future, timeout_sec)
 
 
 def get_global_executor() -> Any:

@@ -157,6 +157,16 @@ class MainLoop:
             timeout_ns = None  # polled again at one logical time: wait for a callback
         self._sleeper.wait_for_callbacks(self._task, timeout_ns)
 
+    def spin_until(self, done: Any, timeout_ns: int | None) -> None:
+        """Give the turn back, tag after tag at which the node ran a callback, until
+        ``done()``, ``timeout_ns`` of logical time, or the federation's stop."""
+        end = None if timeout_ns is None else self.node._clock.now_ns() + timeout_ns
+        while not done() and not self.stopped:
+            left = None if end is None else end - self.node._clock.now_ns()
+            if left is not None and left <= 0:
+                return
+            self._sleeper.wait_for_callbacks(self._task, left)
+
     def finish(self, failure: BaseException | None) -> int:
         """From the main thread, as the node file ends (having raised ``failure``): stop
         the federation if it runs, wait for the reactor's thread; its exit code."""
@@ -188,11 +198,11 @@ def _context_stopped() -> None:
     _stopped()  # rclpy.ok() is False before the main thread goes on
 
 
-def spin_once(node: Any, timeout_sec: float | None) -> None:
-    """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
+def _main_loop(node: Any) -> MainLoop:
+    """The main loop driving ``node``, started by its first call here."""
     global _loop
     from hprm_bridge import porting
-    from hprm_bridge.rclpy import _state, _stopped
+    from hprm_bridge.rclpy import _state
 
     if _loop is None:
         if node._finalized:
@@ -212,8 +222,32 @@ def spin_once(node: Any, timeout_sec: float | None) -> None:
             f"an HPRM federate runs one node; spin_once was given {node.get_name()} after "
             f"{_loop.node.get_name()}"
         )
-    _loop.spin_once(timeout_sec)
-    if _loop.stopped:
+    return _loop
+
+
+def spin_once(node: Any, timeout_sec: float | None) -> None:
+    """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
+    from hprm_bridge.rclpy import _stopped
+
+    loop = _main_loop(node)
+    loop.spin_once(timeout_sec)
+    if loop.stopped:
+        _stopped()
+
+
+def spin_until_future_complete(node: Any, future: Any, timeout_sec: float | None) -> None:
+    """``rclpy.spin_until_future_complete`` in a node file's main: ``spin_once`` until
+    ``future`` is done, ``timeout_sec`` of logical time has passed, or the federation
+    has stopped (then it returns, as rclpy's does once its context is shut down). So a
+    main may wait for one future after another (ros2/examples' action client
+    ``client_not_composable``: the goal's acceptance, then its result); the federation
+    stops when the main ends."""
+    from hprm_bridge.rclpy import _stopped
+
+    loop = _main_loop(node)
+    timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
+    loop.spin_until(future.done, timeout_ns)
+    if loop.stopped:
         _stopped()
 
 

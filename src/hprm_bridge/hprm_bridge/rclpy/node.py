@@ -577,13 +577,6 @@ class Node(GraphQueries, NodeParameterMethods):
             self._reactor.attach("wake", self._wake)
         return self._sleeper
 
-    def _stop_after(self, timeout_sec: float) -> None:
-        """Stop the federation at this logical time from the start (before spin)."""
-        self._check_open("spin_until_future_complete(timeout_sec=)")
-        timer = Timer(offset=max(0, round(timeout_sec * 1_000_000_000)))
-        self._reactor.attach("stop_after", timer)
-        self._reactor.add_reaction(self._reactor.request_stop, timer, name="stop_after")
-
 
 def _destroy(entity: Any) -> bool:
     if entity._destroyed:
