@@ -44,7 +44,7 @@ done
 case_ 20s "Goal succeeded" "$asrv/server.py" "$acli/client_not_composable.py"
 case_ 20s "Goal successfully canceled" "$asrv/server.py" "$acli/client_cancel.py"
 case_ 60s "B) result" "$asrv/server.py" "$acli/client_asyncio.py"
-case_ 2s 'I heard: "Hello World: 3"' "$x/talker.py" "$x/listener.py"
+case_ 2s 'I heard: "Hello World: 1"' "$x/talker.py" "$x/listener.py"
 case_ 3s "Publishing" "$x/custom_callback_group.py"
 case_ 2s "I heard" "$x/composed.py"
 case_ 2s "I heard" "$x/callback_group.py"
