@@ -306,6 +306,15 @@ def test_a_callback_group_decides_whether_a_tick_waits_for_the_last_ones_answer(
     assert said == [*GROUP_SAYS[group], "STOP"], out
 
 
+def test_a_main_that_sleeps_before_spinning_a_multithreaded_executor(ported_run):
+    """The main's sleep starts the node (a node file might never spin), yet the
+    MultiThreadedExecutor it spins next still lets its callbacks block in client.call."""
+    out = ported_run(NODES / "slow_adder.py", NODES / "group_caller.py",
+                     "--param", "group_caller:nap:=0.05")  # fmt: skip
+    said = re.findall(r"^\[group_caller\] ((?:START|DONE|STOP).*)$", out, re.M)
+    assert said == [*GROUP_SAYS["exclusive"], "STOP"], out
+
+
 @pytest.mark.ros2
 @pytest.mark.parametrize("group", sorted(GROUP_SAYS))
 def test_the_callback_groups_do_the_same_under_real_rclpy(rclpy_until_stop, group):

@@ -263,6 +263,9 @@ def sleep_unspun(seconds: float) -> bool:
     if _loop is not None or len(nodes) != 1 or not _state["initialized"] or _state["shutdown"]:
         return False
     node = nodes[0]
+    # its callbacks as tasks: a main that sleeps before its spin ("let connections
+    # settle") may then spin a MultiThreadedExecutor, whose callbacks may block
+    node._callbacks_as_tasks = True
     _loop = MainLoop(node)
     _state["spinning"].append(node)
     _loop.start()

@@ -3,7 +3,10 @@ import): ticks every 0.1 s, each calling slow_adder.py's /slow_add (a second to 
 With ``-p group:=exclusive`` the timer is alone in a MutuallyExclusiveCallbackGroup:
 a tick waits for the last one's answer. With ``group:=reentrant`` it is in a
 ReentrantCallbackGroup: three ticks start before the first answer. Prints START/DONE
-for three calls, then STOP."""
+for three calls, then STOP. With ``-p nap:=SECONDS`` the main sleeps that long before it
+spins (to let connections settle, as some node files do)."""
+
+import time
 
 import rclpy
 from example_interfaces.srv import AddTwoInts
@@ -42,6 +45,7 @@ class GroupCaller(Node):
 def main():
     rclpy.init()
     node = GroupCaller()
+    time.sleep(node.declare_parameter("nap", 0.0).value)
     executor = MultiThreadedExecutor(num_threads=4)  # 3 blocked ticks, and the answers
     executor.add_node(node)
     try:
