@@ -274,8 +274,10 @@ def _run_node_code(node: str) -> int:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return main_loop.finish(None) or code
     except Exception as exc:
-        if main_loop.finish(exc) is not None:  # the node failed, as a callback's error fails it
-            return 1
+        code = main_loop.finish(exc)
+        if code is not None:  # the node failed, as a callback's error fails it, or the
+            # federation's stop ended its main loop (ExternalShutdownException)
+            return 1 if main_loop.failed(exc) else code
         if _SETTINGS.get("spun"):
             raise  # from the runtime, not from the node's own set-up: its frames matter
         from hprm_core.errors import user_traceback

@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -383,3 +384,47 @@ def test_the_never_spinning_node_file_runs_under_real_rclpy_too(rclpy_until_stop
     sent = [line for line in lines if line.startswith("SENT")]
     assert [s.split(",")[0] for s in sent] == ["SENT 0", "SENT 1", "SENT 2"], lines
     assert "END after 3 passes, ok True" in lines
+
+
+ENDLESS = {
+    "publish_and_sleep": """
+        import time
+        import rclpy
+        from std_msgs.msg import String
+        rclpy.init()
+        node = rclpy.create_node("endless")
+        pub = node.create_publisher(String, "chatter", 10)
+        n = 0
+        while True:  # never looks at rclpy.ok()
+            pub.publish(String(data=f"endless {n}"))
+            n += 1
+            time.sleep(0.1)
+    """,
+    "spin_once": """
+        import rclpy
+        rclpy.init()
+        node = rclpy.create_node("endless")
+        while True:
+            rclpy.spin_once(node, timeout_sec=0.1)
+    """,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(ENDLESS))
+def test_a_main_loop_that_never_looks_at_ok_ends_with_its_federation(tmp_path, shape):
+    """Its next publish or spin_once after the stop raises ExternalShutdownException (as
+    rclpy's raise once shut down), which ends the main: the federate exits as stopped,
+    not failed, and the run ends instead of waiting for it."""
+    node = tmp_path / "endless.py"
+    node.write_text(textwrap.dedent(ENDLESS[shape]))
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", node, NODES / "listener.py",
+         "--timeout", "0.35 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "the federation stopped, which ended the main" in out
+    assert "endless left" in out and "listener left" in out
+    if shape == "publish_and_sleep":
+        assert "[listener] HEARD endless 3" in out and "HEARD endless 4" not in out

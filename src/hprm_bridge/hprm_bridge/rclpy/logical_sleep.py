@@ -83,6 +83,13 @@ _main_adopter: Callable[[int], _Task | None] | None = None
 _unspun_main: Callable[[float], bool] | None = None
 
 
+def main_is_over() -> bool:
+    """Whether the caller is the node file's main, taken as a task, whose federation has
+    stopped (what it publishes then goes nowhere)."""
+    task = getattr(_current, "task", None)
+    return task is not None and (task.stopping or task.done) and task is current_task()
+
+
 def adopt_main_on_sleep(adopter: Callable[[int], _Task | None] | None) -> None:
     """While ``rclpy.spin`` runs the node on another thread: ``adopter(delay_ns)`` makes
     the main thread a task at its first sleep, waking ``delay_ns`` after the start (None

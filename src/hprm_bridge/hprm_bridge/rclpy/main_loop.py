@@ -46,7 +46,9 @@ first ``spin_once`` would, and the loop then steps in logical time, a sleep a pa
 
 When the federation stops (``rclpy.shutdown()``, a signal, another node's stop),
 ``spin_once`` returns and ``rclpy.ok()`` is False; a later ``spin_once`` raises
-``ExternalShutdownException``, as rclpy's does once its context is shut down.
+``ExternalShutdownException``, as rclpy's does once its context is shut down, and so
+does a ``publish`` from the main (rclpy's raises too: its context is invalid), so a
+``while True:`` loop ends there; the federate then exits as the stop's, not failed.
 When the node file's main ends, or raises, the federation stops at the next tag
 (an exception fails the node as a callback's would).
 """
@@ -303,6 +305,11 @@ def spin_on(node: Any) -> bool:
     return True
 
 
+def failed(exc: BaseException) -> bool:
+    """Whether the main's ``exc`` failed the node (not the stop's ExternalShutdownException)."""
+    return not isinstance(exc, ExternalShutdownException)
+
+
 def finish(failure: BaseException | None) -> int | None:
     """As the node file ends: the federate's exit code if spin_once ran it, else None."""
     global _loop
@@ -314,4 +321,9 @@ def finish(failure: BaseException | None) -> int | None:
     if loop.node in _state["spinning"]:
         _state["spinning"].remove(loop.node)
     _stopped()
+    if isinstance(failure, ExternalShutdownException) and loop.stopped:
+        # a main that never looks at rclpy.ok() (``while True:``) is ended by its
+        # federation's stop there: the node did not fail
+        loop.node.get_logger().info(f"the federation stopped, which ended the main ({failure})")
+        failure = None
     return loop.finish(failure)

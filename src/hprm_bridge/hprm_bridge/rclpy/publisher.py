@@ -14,6 +14,8 @@ from typing import Any
 from hprm_bridge.message_pickle import published
 from hprm_bridge.rclpy.deadline import DeadlineWatch
 from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
+from hprm_bridge.rclpy.executors import ExternalShutdownException
+from hprm_bridge.rclpy.logical_sleep import main_is_over
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Output
 from hprm_core.errors import AssemblyError
@@ -38,6 +40,11 @@ class Publisher:
         them: decoded here, so every subscriber gets the message."""
         if self._destroyed:
             raise InvalidHandle(f"the publisher on {self.topic_name}")
+        if main_is_over():
+            raise ExternalShutdownException(
+                f"publish on {self.topic_name} from the main after the federation stopped "
+                "(rclpy: the publisher's context is invalid)"
+            )
         cls = self._msg_class
         if cls is not None and not isinstance(msg, cls):  # one check when it is a message
             if not isinstance(msg, (bytes, bytearray, memoryview)):  # rclpy's words
