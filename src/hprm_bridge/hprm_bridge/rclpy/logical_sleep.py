@@ -47,6 +47,8 @@ from typing import Any
 import greenlet
 
 _real_sleep = time.sleep
+
+
 class _Current(threading.local):
     task: _Task | None = None  # the adopted main's task, on its thread (a class default:
     # a missing attribute of a thread-local costs ~1 us to look up, on every publish)
