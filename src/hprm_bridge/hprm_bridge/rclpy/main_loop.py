@@ -257,23 +257,15 @@ def sleep_unspun(seconds: float) -> bool:
     """The main thread's sleep in a federate's process, while nothing spins a node: with
     one node made, start it and sleep ``seconds`` as its task (True); else False, and
     the main sleeps as Python does (the module says why)."""
-    global _loop
-    from hprm_bridge import porting
     from hprm_bridge.rclpy import _state
 
     nodes = [n for n in _state["nodes"] if not n._finalized]
     if _loop is not None or len(nodes) != 1 or not _state["initialized"] or _state["shutdown"]:
         return False
-    node = nodes[0]
     # its callbacks as tasks: a main that sleeps before its spin ("let connections
     # settle") may then spin a MultiThreadedExecutor, whose callbacks may block
-    node._callbacks_as_tasks = True
-    _loop = MainLoop(node)
-    _state["spinning"].append(node)
-    _loop.start()
-    if porting.describing():  # hprm-ros graph wanted the ports: nothing runs
-        raise SystemExit(finish(None))
-    _loop._task.suspend(seconds)
+    nodes[0]._callbacks_as_tasks = True
+    _main_loop(nodes[0])._task.suspend(seconds)
     return True
 
 
