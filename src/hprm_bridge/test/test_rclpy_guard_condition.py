@@ -67,5 +67,5 @@ def test_a_guard_made_after_the_start_is_refused():
     node = Node("late_guard")
     node.create_guard_condition(lambda: None)
     node._as_reactor()
-    with pytest.raises(UnsupportedError, match="create_guard_condition after spin"):
+    with pytest.raises(UnsupportedError, match="create_guard_condition after its node started"):
         node.create_guard_condition(lambda: None)

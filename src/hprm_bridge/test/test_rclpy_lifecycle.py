@@ -203,7 +203,7 @@ def test_a_node_recreates_what_it_destroyed_after_the_start(monkeypatch):
     assert heard == [("a", 1), ("b", 2), ("b", 3), ("b", 4)]
     assert [t - ticks[0] for t in ticks] == [0, 10_000_000, 40_000_000, 70_000_000]
     assert refused[0] == "InvalidHandle" and len(refused) == 2
-    assert "create_subscription(/elsewhere) after spin() started" in refused[1]
+    assert "create_subscription(/elsewhere) after its node started" in refused[1]
     assert list(node.subscriptions) == [state["sub"]]
 
 

@@ -400,6 +400,15 @@ ENDLESS = {
             n += 1
             time.sleep(0.1)
     """,
+    "sleep_only": """
+        import time
+        import rclpy
+        rclpy.init()
+        node = rclpy.create_node("endless")
+        node.create_timer(0.1, lambda: print("TICK", flush=True))
+        while True:
+            time.sleep(0.1)
+    """,
     "spin_once": """
         import rclpy
         rclpy.init()
@@ -412,9 +421,9 @@ ENDLESS = {
 
 @pytest.mark.parametrize("shape", sorted(ENDLESS))
 def test_a_main_loop_that_never_looks_at_ok_ends_with_its_federation(tmp_path, shape):
-    """Its next publish or spin_once after the stop raises ExternalShutdownException (as
-    rclpy's raise once shut down), which ends the main: the federate exits as stopped,
-    not failed, and the run ends instead of waiting for it."""
+    """Its next publish, spin_once or sleep after the stop raises ExternalShutdownException
+    (rclpy's publish and spin_once raise once shut down), which ends the main: the
+    federate exits as stopped, not failed, and the run ends instead of waiting for it."""
     node = tmp_path / "endless.py"
     node.write_text(textwrap.dedent(ENDLESS[shape]))
     r = subprocess.run(

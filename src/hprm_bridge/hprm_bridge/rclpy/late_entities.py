@@ -78,6 +78,12 @@ def _identity(entity: Any) -> tuple[Any, Any]:
     return None, None  # a timer: any destroyed one will do
 
 
+# what "after the start" means to a node file
+STARTED = (
+    "after its node started (by spin, a spin_once, or the first sleep of a main that never spins)"
+)
+
+
 def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
     """The index in ``entities`` of a destroyed entity the new one (``name`` of
     ``type_``; a timer gives none) may replace."""
@@ -92,12 +98,12 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
         return found
     if type_ is None:
         raise UnsupportedError(
-            f"Node.{call}({name}) after spin() started: the node's {SPARE_TIMERS} spare "
+            f"Node.{call}({name}) {STARTED}: the node's {SPARE_TIMERS} spare "
             "timers are all in use (destroy, or cancel and drop, a timer made after the "
             "start to free one; or create it before spin and reset() it when needed)"
         )
     raise UnsupportedError(
-        f"Node.{call}({name}) after spin() started: an HPRM federate's ports are fixed "
+        f"Node.{call}({name}) {STARTED}: an HPRM federate's ports are fixed "
         "before its federation starts, and this node has no destroyed entity of that name "
         "and type to take the place of (create it before spin, or in a lifecycle node's "
         "on_configure/on_activate, which run before the node joins)"

@@ -74,14 +74,16 @@ def install() -> None:
 
 def sleep(seconds: float) -> bool:
     """Sleep ``seconds`` of logical time if called from a task and say True; False
-    (having slept nothing) from anywhere else, and from the main thread once its
-    federation has stopped."""
+    (having slept nothing) from anywhere else. The main, taken as a task, that sleeps
+    again once its federation has stopped is ended there (ExternalShutdownException):
+    a loop that never looks at ``rclpy.ok()`` would otherwise keep its process alive."""
     task = current_task()
     if task is None:
         return _first_sleep_of_main(seconds)
-    if task.adopted and (task.stopping or task.done):  # the main, its federation over
-        _real_sleep(seconds)
-        return True
+    if task.adopted and (task.stopping or task.done):
+        from hprm_bridge.rclpy.executors import ExternalShutdownException
+
+        raise ExternalShutdownException("time.sleep in the main after the federation stopped")
     task.suspend(seconds)
     return True
 

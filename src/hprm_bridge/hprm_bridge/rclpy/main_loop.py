@@ -47,8 +47,9 @@ first ``spin_once`` would, and the loop then steps in logical time, a sleep a pa
 When the federation stops (``rclpy.shutdown()``, a signal, another node's stop),
 ``spin_once`` returns and ``rclpy.ok()`` is False; a later ``spin_once`` raises
 ``ExternalShutdownException``, as rclpy's does once its context is shut down, and so
-does a ``publish`` from the main (rclpy's raises too: its context is invalid), so a
-``while True:`` loop ends there; the federate then exits as the stop's, not failed.
+does a ``publish`` from the main (rclpy's raises too: its context is invalid) and a
+sleep, so a ``while True:`` loop ends there; the federate then exits as the stop's,
+not failed.
 When the node file's main ends, or raises, the federation stops at the next tag
 (an exception fails the node as a callback's would).
 """

@@ -238,7 +238,7 @@ class Node(GraphQueries, NodeParameterMethods):
     def _check_open(self, call: str) -> None:
         if self._finalized:
             raise UnsupportedError(
-                f"Node.{call} after spin() started: an HPRM federate's ports are fixed "
+                f"Node.{call} {late_entities.STARTED}: an HPRM federate's ports are fixed "
                 "before its federation starts"
             )
 
