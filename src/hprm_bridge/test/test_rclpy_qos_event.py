@@ -59,5 +59,5 @@ def test_deadline_watches_are_made_before_the_start_and_only_for_a_deadline(monk
     hrclpy.spin(node)
     node.destroy_subscription(watched)  # no more misses for it
     assert watched._deadline.timer.cancelled
-    with pytest.raises(UnsupportedError, match="with a deadline callback after spin"):
+    with pytest.raises(UnsupportedError, match="with a deadline callback after its node started"):
         node.create_subscription(int32, "b", print, qos, event_callbacks=events)

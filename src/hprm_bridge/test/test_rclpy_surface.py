@@ -102,7 +102,7 @@ def test_a_node_runs_on_its_own_in_logical_time(capsys, monkeypatch):
     assert err.count("first") == 1
     held = [node.create_timer(0.01, tick) for _ in range(4)]  # the node's spare timers
     with pytest.raises(
-        UnsupportedError, match=r"create_timer\(0.01 s\) after spin\(\) started.*4 spare"
+        UnsupportedError, match=r"create_timer\(0.01 s\) after its node started.*4 spare"
     ):
         node.create_timer(0.01, tick)
     held[0].destroy()  # frees its place
