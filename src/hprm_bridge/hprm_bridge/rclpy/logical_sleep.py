@@ -351,14 +351,15 @@ class Sleeper:
 
     def wait_until(self, task: _Task, done: Callable[[], bool], timeout_ns: int | None) -> bool:
         """From ``task``'s thread: give the turn back, tag after tag at which the node ran
-        a callback, until ``done()`` or ``timeout_ns`` of logical time; whether done."""
+        a callback, until ``done()``, ``timeout_ns`` of logical time, or the federation's
+        stop (an adopted main then goes on); whether done."""
         end = None if timeout_ns is None else self._now_ns() + timeout_ns
-        while not done():
+        while not done() and not task.stopping:
             left = None if end is None else end - self._now_ns()
             if left is not None and left <= 0:
                 return False
             self.wait_for_callbacks(task, left)
-        return True
+        return done()
 
     def run_now(self, fn: Callable[[], None]) -> None:
         """Run ``fn`` as a task from here, in its place among the tag's callbacks: to

@@ -160,16 +160,6 @@ class MainLoop:
             timeout_ns = None  # polled again at one logical time: wait for a callback
         self._sleeper.wait_for_callbacks(self._task, timeout_ns)
 
-    def spin_until(self, done: Any, timeout_ns: int | None) -> None:
-        """Give the turn back, tag after tag at which the node ran a callback, until
-        ``done()``, ``timeout_ns`` of logical time, or the federation's stop."""
-        end = None if timeout_ns is None else self.node._clock.now_ns() + timeout_ns
-        while not done() and not self.stopped:
-            left = None if end is None else end - self.node._clock.now_ns()
-            if left is not None and left <= 0:
-                return
-            self._sleeper.wait_for_callbacks(self._task, left)
-
     def finish(self, failure: BaseException | None) -> int:
         """From the main thread, as the node file ends (having raised ``failure``): stop
         the federation if it runs, wait for the reactor's thread; its exit code."""
@@ -249,7 +239,7 @@ def spin_until_future_complete(node: Any, future: Any, timeout_sec: float | None
 
     loop = _main_loop(node)
     timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
-    loop.spin_until(future.done, timeout_ns)
+    loop._sleeper.wait_until(loop._task, future.done, timeout_ns)
     if loop.stopped:
         _stopped()
 
