@@ -31,6 +31,7 @@ from typing import Any
 
 from hprm_bridge import messages
 from hprm_bridge.rclpy.graph import ROS_TOPICS_LABEL
+from hprm_core.process_output import setup_process_output
 
 _SETTINGS: dict[str, Any] = {}
 ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--ros-args-json: {exc}")
     if args.rti and not (args.federation and os.environ.get("HPRM_SECRET")):
         p.error("--rti needs --federation and the federation's secret in HPRM_SECRET")
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    setup_process_output()
     _SETTINGS.update(
         name=args.name,
         rti=args.rti,

@@ -17,6 +17,7 @@ import logging
 import sys
 
 from hprm_core import bench
+from hprm_core.process_output import setup_process_output
 
 
 def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
@@ -285,7 +286,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    setup_process_output()
     parser = build_parser()
     if argv and argv[0].startswith("-") and argv[0] not in ("-h", "--help"):
         parser.error(f"unknown option {argv[0]} (options go after the command)")

@@ -35,6 +35,7 @@ from typing import Any
 from hprm_core.environment import Environment, reaction_specs
 from hprm_core.errors import HprmError, ReactionError
 from hprm_core.federation import RTI_WAIT_S, FederateCoordinator, FederationError
+from hprm_core.process_output import setup_process_output
 from hprm_core.reactor import Reactor
 from hprm_core.scheduler import Scheduler
 from hprm_core.startup import connect_rti
@@ -174,7 +175,7 @@ def boundary_main(
     secret = os.environ.get("HPRM_SECRET")
     if not secret:
         parser.error("set HPRM_SECRET to the federation's shared secret")
-    logging.basicConfig(level=logging.INFO, format="[%(name)s] %(levelname)s: %(message)s")
+    setup_process_output()
     opts = dict(options or {})
     if args.stp_offset:
         opts["stp_offset"] = args.stp_offset
