@@ -70,7 +70,7 @@ from hprm_bridge.bridge_config import (
     tag_policy_arg,
     with_flags,
 )
-from hprm_bridge.porting import ROS_NODE_LABEL
+from hprm_bridge.porting import ROS_NODE_LABEL, sibling_nodes
 from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
@@ -238,7 +238,9 @@ class Gateway(Reactor):
                 owners=self._owners(t.topic, "reads"),
             )  # fmt: skip
         # ros2 node list / node info: each ported node, with the endpoints kept for it
-        self._backend.announce(sorted(ends["node"] for ends in self.behind.values()))
+        # (and the other nodes of a composed federate: rclpy/composition.py)
+        nodes = [n for b in self.behind.values() for n in (b["node"], *b.get("siblings", ()))]
+        self._backend.announce(sorted(nodes))
         self._spinner = threading.Thread(target=self._spin, name="gateway-ros2", daemon=True)
         self._spinner.start()
         log.info("gateway (%s): %s", self._backend.name,
@@ -396,7 +398,9 @@ class Gateway(Reactor):
 
     def _publisher_of(self, t: BridgedTopic, inp: Input) -> Any:
         def leave() -> None:
-            publish = self._publishers[t.topic]
+            publish = self._publishers.get(t.topic)
+            if publish is None:  # the start failed (and said why): the stop is under way
+                return
             for msg in inp.value:  # a ported node's port carries its publishes of one tag
                 publish(msg)
                 self.published += 1
@@ -468,7 +472,7 @@ def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, Any]]:
     through ``me``."""
     behind: dict[str, dict[str, Any]] = {
         f: {"node": graph.labels.get(f, {}).get(ROS_NODE_LABEL, f"/{f}"), "writes": [],
-            "reads": []}
+            "reads": [], "siblings": sibling_nodes(graph.labels.get(f, {}))}
         for f in graph.federates if f != me
     }  # fmt: skip
     for c in graph.connections:

@@ -35,6 +35,9 @@ from hprm_core.process_output import setup_process_output
 
 _SETTINGS: dict[str, Any] = {}
 ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
+# A composed federate's other nodes (rclpy/composition.py), comma-separated full names;
+# its endpoints are all said to be its first node's.
+ROS_SIBLINGS_LABEL = "ros_siblings"
 # The gateway federate's name (hprm_bridge.gateway): here, so that what starts it need not
 # import the gateway and DDS with it.
 GATEWAY_NAME = "ros2_gateway"
@@ -139,6 +142,11 @@ def check_federation(
             raise ValueError(f"{label}: {value!r} is negative")
 
 
+def sibling_nodes(labels: dict[str, str]) -> list[str]:
+    """The full names of the nodes a composed federate holds beside its first."""
+    return [n for n in labels.get(ROS_SIBLINGS_LABEL, "").split(",") if n]
+
+
 def federate_names() -> tuple[str, str]:
     """(federation id, federate name) of this process's node ("" outside a federation)."""
     return _SETTINGS.get("federation") or "", _SETTINGS.get("name") or ""
@@ -150,13 +158,23 @@ def describing() -> bool:
     return bool(_SETTINGS.get("describe"))
 
 
-def run_node(node: Any) -> int:
-    """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own."""
+def run_node(node: Any, *siblings: Any) -> int:
+    """What ``rclpy.spin(node)`` does here: the node as a federate, or on its own; with
+    ``siblings`` (an executor's other nodes), all of them as one federate
+    (:mod:`hprm_bridge.rclpy.composition`)."""
     from hprm_core import run
     from hprm_core.federate import run_self_described
 
     _SETTINGS["spun"] = True
     reactor = node._as_reactor()
+    nodes = [node, *siblings]
+    if siblings:
+        from hprm_bridge.rclpy.composition import compose
+
+        for n in siblings:
+            n._reports_status = False  # the federate's status: the first node's
+            n._as_reactor()
+        reactor = compose(nodes, _SETTINGS.get("name") or "main")
     if describing():  # hprm-ros graph: the node's ports, not a run
         from hprm_core.structure import describe_ports
 
@@ -181,10 +199,21 @@ def run_node(node: Any) -> int:
         listen_dir=_SETTINGS.get("listen_dir"),
         labels={
             ROS_NODE_LABEL: node.get_fully_qualified_name(),
-            ROS_TOPICS_LABEL: node._graph.label(),
+            ROS_TOPICS_LABEL: node._graph.label(*(n._graph for n in siblings)),
+            **(
+                {ROS_SIBLINGS_LABEL: ",".join(n.get_fully_qualified_name() for n in siblings)}
+                if siblings
+                else {}
+            ),
         },
-        on_graph=node._check_connections,
+        on_graph=lambda graph: _check_connections(nodes, graph),
     )
+
+
+def _check_connections(nodes: list[Any], graph: Any) -> None:
+    for n in nodes:
+        n._check_connections(graph)
+        n._graph.learn_siblings([m._graph for m in nodes])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,15 +42,19 @@ def test_open_topics_become_the_gateways_ports():
 
 def test_the_nodes_behind_the_gateway_go_by_their_ros_node_names():
     """A ported node's federate labels itself with its node's full name; the
-    gateway announces that (ros2 node list), else the federate's name."""
+    gateway announces that (ros2 node list), else the federate's name; a composed
+    federate (several nodes in one process) its other nodes too."""
     ports = {"cam": [_port("/image", "out")], "gw": []}
-    graph = FederationGraph.from_descriptions(["cam", "view", "gw"], {**ports, "view": []},
+    graph = FederationGraph.from_descriptions(["cam", "view", "proc", "gw"],
+                                              {**ports, "view": [], "proc": []},
                                               boundaries=["gw"])  # fmt: skip
     graph.connections.append(ConnectionSpec("cam.p", "gw.outof0", topic="/image"))
-    graph.labels = {"cam": {"ros_node": "/robot/camera"}}
+    graph.labels = {"cam": {"ros_node": "/robot/camera"},
+                    "proc": {"ros_node": "/ticker", "ros_siblings": "/summer,/echo"}}  # fmt: skip
     assert nodes_behind(graph, "gw") == {
-        "cam": {"node": "/robot/camera", "writes": ["/image"], "reads": []},
-        "view": {"node": "/view", "writes": [], "reads": []},
+        "cam": {"node": "/robot/camera", "writes": ["/image"], "reads": [], "siblings": []},
+        "view": {"node": "/view", "writes": [], "reads": [], "siblings": []},
+        "proc": {"node": "/ticker", "writes": [], "reads": [], "siblings": ["/summer", "/echo"]},
     }
 
 

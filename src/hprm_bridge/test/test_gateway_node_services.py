@@ -225,6 +225,35 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env, require_
 
 
 @pytest.mark.ros2
+def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, require_ros2_cli):
+    """Three nodes spun by one executor are one federate (rclpy/composition.py): ros2
+    node list shows each behind the gateway, and ros2 param reaches a node that is not
+    the first. Without an adder in the process the echo's calls go out to ROS 2, where
+    no one answers: the federation runs until stopped."""
+    require_ros2_cli()
+    env = bridge_env("rclpy")
+    config = tmp_path / "bridge.yaml"
+    config.write_text("deny: ['/hprm/.*']\n")  # hprm_msgs is not in the sourced Humble
+    fed = _in_background(env, str(NODES / "composed.py"), "--bridge", "--node-services",
+                         "--bridge-config", str(config), "--param", "composed:summer:=false",
+                         "--timeout", "60 s")  # fmt: skip
+    want = {"/ticker", "/echo", "/hprm_gateway"}
+    try:
+        deadline = time.monotonic() + 60
+        nodes = set()
+        while time.monotonic() < deadline and not want <= nodes:
+            nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
+            time.sleep(0.5)
+        assert want <= nodes and "/composed" not in nodes, nodes
+        got = _ros2(env, "param", "get", "--no-daemon", "/echo", "use_sim_time")
+        assert "Boolean value is: False" in got.stdout, got.stdout + got.stderr
+    finally:
+        os.killpg(fed.pid, signal.SIGINT)
+        out = fed.communicate(timeout=60)[0]
+    assert "[composed] ECHO tick 3" in out, out
+
+
+@pytest.mark.ros2
 @pytest.mark.parametrize(("coordination", "backend"), [
     ("centralized", "rclpy"), ("decentralized", "rclpy"), ("centralized", "wire")])  # fmt: skip
 def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(

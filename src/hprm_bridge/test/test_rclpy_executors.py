@@ -62,18 +62,3 @@ def test_a_node_without_tasks_refuses_a_task_made_after_the_start():
     node._as_reactor()
     with pytest.raises(UnsupportedError, match="runs no tasks"):
         executor.create_task(lambda: None)
-
-
-def test_an_executor_of_two_nodes_is_refused_naming_them_and_what_to_do():
-    from hprm_bridge import porting
-
-    porting.install_imports()
-    from hprm_bridge.rclpy import UnsupportedError
-    from hprm_bridge.rclpy.executors import MultiThreadedExecutor
-    from hprm_bridge.rclpy.node import Node
-
-    executor = MultiThreadedExecutor()
-    for name in ("talker", "listener"):
-        executor.add_node(Node(name))
-    with pytest.raises(UnsupportedError, match=r"has 2 \(talker, listener\): give each node"):
-        executor.spin()

@@ -107,31 +107,44 @@ def create_node(node_name: str, **kwargs: Any) -> Node:
 def spin(node: Node, executor: Any = None) -> None:
     """Run ``node`` until its federation ends (or, on its own, its timeout).
     Raises SystemExit with the federate's exit code when it failed."""
-    from hprm_bridge import porting
-
     if executor is not None:  # node.executor, as rclpy's spin sets it
         executor.add_node(node)
     if main_loop.spin_on(node):  # after a spin_once loop: until the federation stops
         return
-    if node._finalized:  # only spin builds the node's reactor
+    _spin_together([node])
+
+
+def _spin_together(nodes: list[Node]) -> None:
+    """``rclpy.spin`` of one node, or an executor's ``spin()`` of several: one federate
+    (:mod:`hprm_bridge.rclpy.composition`)."""
+    from hprm_bridge import porting
+
+    for node in nodes:
+        if node._finalized:  # only spin builds the node's reactor
+            raise UnsupportedError(
+                f"node {node.get_name()} spins a second time: an HPRM federate joins its "
+                "federation once, so its main spins once (one rclpy.spin or "
+                "spin_until_future_complete)"
+            )
+    main = threading.current_thread() is threading.main_thread()
+    if len(nodes) > 1 and not main:
         raise UnsupportedError(
-            f"node {node.get_name()} spins a second time: an HPRM federate joins its "
-            "federation once, so its main spins once (one rclpy.spin or "
-            "spin_until_future_complete)"
+            "an executor spinning several nodes on a thread other than the node file's "
+            "main: spin it from the main"
         )
-    _state["spinning"].append(node)
+    _state["spinning"].extend(nodes)
     try:
-        if threading.current_thread() is threading.main_thread():
-            code = porting.run_node(node)
-        else:  # on a thread of the node file's: its main may step in logical time
-            code = main_loop.spin_in_thread(node)
+        # on a thread of the node file's, its main may step in logical time
+        code = porting.run_node(*nodes) if main else main_loop.spin_in_thread(nodes[0])
     finally:
-        _state["spinning"].remove(node)
+        for node in nodes:
+            _state["spinning"].remove(node)
     _stopped()
     if code:
         raise SystemExit(code)
-    if node.system_exit is not None:
-        raise node.system_exit
+    for node in nodes:
+        if node.system_exit is not None:
+            raise node.system_exit
 
 
 def spin_once(node: Node, *, executor: Any = None, timeout_sec: float | None = None) -> None:

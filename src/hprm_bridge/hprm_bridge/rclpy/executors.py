@@ -1,6 +1,9 @@
 """``rclpy.executors``: accepted, so node code that builds one runs; inside an
 HPRM federate execution is the reactor scheduler's, deterministic whatever
-executor the code asked for."""
+executor the code asked for. ``spin()`` of several nodes runs them as one
+federate (:mod:`hprm_bridge.rclpy.composition`); the calls that step one node
+(``spin_once``, ``spin_until_future_complete``, ``create_task``) take an
+executor of one."""
 
 from __future__ import annotations
 
@@ -21,38 +24,45 @@ class Executor:
         node.executor = self
         return True
 
-    def _node(self) -> Any:
+    def _node(self, call: str) -> Any:
+        """The one node ``call`` drives (spin runs several: rclpy/composition.py)."""
         from hprm_bridge import rclpy
 
         if len(self._nodes) != 1:
+            names = ", ".join(n.get_name() for n in self._nodes)
             raise rclpy.UnsupportedError(
-                f"an HPRM federate runs one node; this executor has {len(self._nodes)}"
+                f"executor.{call} in an HPRM federate drives one node; this executor has "
                 + (
-                    f" ({', '.join(n.get_name() for n in self._nodes)}): give each node a "
-                    "node file of its own (one federate each), or run this process as a "
-                    "plain ROS 2 node beside the federation (hprm-ros run --bridge)"
+                    f"{len(self._nodes)} ({names}): spin() runs them all as one federate, "
+                    "or give each node a node file of its own (one federate each)"
                     if self._nodes
-                    else ""
+                    else "none (add_node first)"
                 )
             )
         return self._nodes[0]
 
     def spin(self) -> None:
+        """Its nodes as one federate (several: :mod:`hprm_bridge.rclpy.composition`)."""
         from hprm_bridge import rclpy
 
-        rclpy.spin(self._node())
+        if len(self._nodes) > 1:
+            rclpy._spin_together(self._nodes)
+        else:
+            rclpy.spin(self._node("spin"))
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
         from hprm_bridge import rclpy
 
-        rclpy.spin_once(self._node(), timeout_sec=timeout_sec)
+        rclpy.spin_once(self._node("spin_once"), timeout_sec=timeout_sec)
 
     def spin_until_future_complete(self, future: Any, timeout_sec: float | None = None) -> None:
         """As ``rclpy.spin_until_future_complete`` with this executor's node (timeout in
         logical time)."""
         from hprm_bridge import rclpy
 
-        rclpy.spin_until_future_complete(self._node(), future, timeout_sec=timeout_sec)
+        rclpy.spin_until_future_complete(
+            self._node("spin_until_future_complete"), future, timeout_sec=timeout_sec
+        )
 
     def spin_once_until_future_complete(
         self, future: Any, timeout_sec: float | None = None
@@ -69,7 +79,7 @@ class Executor:
         the spin."""
         from hprm_bridge import rclpy
 
-        node = self._node()
+        node = self._node("create_task")
         if node._finalized and node._sleeper is None:
             raise rclpy.UnsupportedError(
                 f"Executor.create_task in a callback of node {node.get_name()}, which runs "

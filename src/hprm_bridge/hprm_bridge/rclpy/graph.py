@@ -59,18 +59,30 @@ class Graph:
         """One of the node's own endpoints (a topic's with its QoS), before the start."""
         self._own.append((kind, name, ros_type, None if qos is None else qos_fields(qos)))
 
-    def label(self) -> str:
-        """What the node tells the federation of itself."""
-        return json.dumps([list(e[:3]) if e[3] is None else list(e) for e in self._own],
+    def label(self, *siblings: Graph) -> str:
+        """What the node tells the federation of itself (with ``siblings``: the nodes
+        composed with it in one federate, whose endpoints the others see as its own)."""
+        own = [e for g in (self, *siblings) for e in g._own]
+        return json.dumps([list(e[:3]) if e[3] is None else list(e) for e in own],
                           separators=(",", ":"))  # fmt: skip
+
+    def learn_siblings(self, graphs: list[Graph]) -> None:
+        """The other nodes of its process (rclpy/composition.py), after ``learn``."""
+        for g in graphs:
+            if g is not self:
+                self._nodes.append(g._node)
+                self._others.extend((g._node, *e) for e in g._own)
 
     def learn(self, graph: Any, me: str, node_label: str) -> None:
         """From the federation graph the RTI sent, before the start."""
+        from hprm_bridge.porting import sibling_nodes
+
         self._nodes, self._others = [], []
         for fed in graph.federates:
             labels = graph.labels.get(fed, {})
             if fed != me and node_label in labels:
                 self._nodes.append(labels[node_label])
+                self._nodes.extend(sibling_nodes(labels))
             if fed == me or ROS_TOPICS_LABEL not in labels:
                 continue
             node = labels.get(node_label, fed)

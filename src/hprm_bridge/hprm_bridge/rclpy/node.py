@@ -144,6 +144,7 @@ class Node(GraphQueries, NodeParameterMethods):
                 node_name,
             )
         self._reactor = _NodeReactor()
+        self._hoisted: dict[int, str] = {}  # id(port) -> its name in a composed federate
         self._graph = Graph(fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
@@ -161,6 +162,7 @@ class Node(GraphQueries, NodeParameterMethods):
         # On the ROS 2 graph through the gateway: /rosout and ros2 param (opt-in: more ports
         # on every node, more traffic to the gateway; see hprm_bridge README)
         self._services = os.environ.get(NODE_SERVICES) == "1"
+        self._reports_status = self._services  # its federate's status: one node of a process
         self._parameter_calls: Input | None = None
         # other ported nodes' calls of its parameter services (rclpy/parameter_calls.py)
         self._federation_calls: Input | None = None
@@ -539,17 +541,20 @@ class Node(GraphQueries, NodeParameterMethods):
         never returning True."""
         from hprm_bridge.porting import ROS_NODE_LABEL
 
-        self._graph.learn(graph, self._reactor.name, ROS_NODE_LABEL)
+        top = self._reactor
+        while top.container is not None:  # a node composed with others (rclpy/composition.py)
+            top = top.container
+        self._graph.learn(graph, top.name, ROS_NODE_LABEL)
         sources = {c.src for c in graph.connections}
+
+        def connected(port: Any) -> bool:  # "": to a sibling (rclpy/composition.py)
+            return self._hoisted.get(id(port), f"{top.name}.{port.name}") in (*sources, "")
+
         told: set[str] = set()
         for client in self.clients:
             route = client._route
-            client._via_route = route is not None and (
-                f"{self._reactor.name}.{route.calls._port.name}" in sources
-            )
-            client._served = client._via_route or (
-                f"{self._reactor.name}.{client._requests._port.name}" in sources
-            )
+            client._via_route = route is not None and connected(route.calls._port)
+            client._served = client._via_route or connected(client._requests._port)
             action = action_ports.action_of(client.srv_name)  # its three services: once
             what = client.srv_name if action is None else f"the action {action}"
             if not client._served and what not in told:

@@ -111,7 +111,7 @@ def build(node: Node) -> None:
         triggers.append(node._wake)
         r.add_reaction(exits(node, sleeper.resume_spinners, note=False), *triggers,
                        name="spin_once")  # fmt: skip
-    if node._services:  # /hprm/federate_status, then its last words at shutdown
+    if node._reports_status:  # /hprm/federate_status, then its last words at shutdown
         from hprm_bridge.porting import federate_names
 
         report = federate_status.StatusReport(*federate_names())

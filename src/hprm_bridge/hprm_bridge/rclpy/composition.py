@@ -1,0 +1,119 @@
+"""Several nodes in one process: one federate, each node a reactor inside it.
+
+ROS 2 composes nodes in one process (ros2/examples' ``composed``: a talker and a
+listener added to one executor, ``executor.spin()``). Here that process is one
+federate, its reactor a container of the nodes' reactors:
+
+- every port of every node is *hoisted*: the container has a port of the same
+  topic and type (named ``<node>_<port>``), so the RTI matches it with the other
+  federates' by topic, as it would the node's own;
+- a node hears its siblings as it hears itself (:mod:`hprm_bridge.rclpy.callbacks`):
+  what a sibling publishes at a tag reaches it one microstep later, at the same
+  logical time, each message as it was when published (a copy: as rclpy, a
+  subscriber never shares the publisher's object). The federation's messages on
+  the topic come first, then the siblings', in the order the nodes were added;
+- the nodes' callbacks at a tag run one at a time, in an order fixed before the
+  start: the executor's threads change nothing (a ``MultiThreadedExecutor`` lets
+  each node's callbacks wait, as for one node).
+
+Through a gateway (``hprm-ros run --bridge``) ROS 2 sees each node (``ros2 node
+list``, ``ros2 param``); the federation's other ported nodes see each node's name,
+and the process's topics as its first node's. A topic the nodes of the process
+publish and subscribe among themselves is still open to the rest of the federation
+and to ROS 2 (``hprm-ros graph`` lists it so), as it is between ROS 2 processes.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hprm_bridge.message_pickle import received
+from hprm_core import Input, Output, Reactor
+from hprm_core.trigger import Port
+
+_TO_SIBLING = ""  # a hoisted output's mark: a sibling reads it (Node._check_connections)
+
+
+class _Composed(Reactor):
+    """A federate holding several nodes' reactors."""
+
+
+def compose(nodes: list[Any], federate: str) -> Reactor:
+    """One reactor for ``nodes`` (each already built: ``node._as_reactor()``), its
+    top-level ports the nodes' ports, hoisted; ``federate`` is its name in the graph."""
+    top = _Composed()
+    inputs: list[tuple[str, int, Port, Input]] = []
+    outputs: list[tuple[Port, Output]] = []
+    by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
+    for i, node in enumerate(nodes):
+        child = top.attach(f"node{i}", node._reactor)
+        for port in [e for e in child._elements if isinstance(e, Port)]:
+            name = f"{node.get_name()}_{port.name}"
+            if name in top.__dict__:  # two nodes of one name: the index tells them apart
+                name = f"node{i}_{port.name}"
+            node._hoisted[id(port)] = f"{federate}.{name}"
+            if isinstance(port, Output):
+                hoisted_out = Output(topic=port.topic, msg_type=port.msg_type,
+                                     boundary=port.boundary)  # fmt: skip
+                outputs.append((port, top.attach(name, hoisted_out)))
+                by_topic.setdefault(port.topic or port.name, []).append((i, port))
+            else:
+                hoisted_in = Input(topic=port.topic, msg_type=port.msg_type, wait=port.wait,
+                                   boundary=port.boundary)  # fmt: skip
+                inputs.append((name, i, port, top.attach(name, hoisted_in)))
+    # The federate's ports are relayed by reactions, not connected: a network value
+    # fires its port alone, and a network sender hears only the port a reaction sets.
+    # Inputs first: no relay then waits on a node's reactions (nor closes a loop).
+    for name, i, port, hoisted in inputs:
+        fed_by = [(j, out) for j, out in by_topic.get(port.topic or port.name, ()) if j != i]
+        into = port
+        if fed_by:
+            for j, out in fed_by:  # a client's calls a sibling serves reach a server
+                nodes[j]._hoisted[id(out)] = _TO_SIBLING
+            mux = top.attach(f"{name}_mux", _Merge(len(fed_by)))
+            for (_, out), heard in zip(fed_by, mux.siblings, strict=True):
+                top.connect(out, heard, after=0)  # a microstep on: no zero-delay loop
+            top.connect(mux.merged, port)
+            into = mux.federation
+        relay = _relay(hoisted, into)
+        top.add_reaction(relay, hoisted, effects=[into], stp_violation=relay,
+                         name=f"{name}_in")  # fmt: skip
+    for port, hoisted in outputs:
+        top.add_reaction(_relay(port, hoisted), port, effects=[hoisted],
+                         name=f"{hoisted.name}_out")  # fmt: skip
+    return top
+
+
+def _relay(src: Port, dst: Port) -> Any:
+    def relay() -> None:
+        dst.set(src.value)
+
+    return relay
+
+
+class _Merge(Reactor):
+    """What one input of a node hears: the federation's messages on its topic, then its
+    siblings' (a microstep after they published), each sibling's a copy."""
+
+    def __init__(self, siblings: int) -> None:
+        super().__init__()
+        self.federation = Input()
+        self.siblings = [self.attach(f"sibling{k}", Input()) for k in range(siblings)]
+        self.merged = Output()
+        self.add_reaction(self._merge, self.federation, *self.siblings, effects=[self.merged])
+
+    def _merge(self) -> None:
+        values = tuple(self.federation.value or ()) if self.federation.is_present else ()
+        for heard in self.siblings:
+            if heard.is_present:
+                values = (*values, *(_copied(m) for m in heard.value))
+        if values:
+            self.merged.set(values)
+
+
+def _copied(value: Any) -> Any:
+    """What a sibling receives: the message as published (a service call's tuple, a
+    copy of it, as the network would give)."""
+    got = received(value)
+    return copy.deepcopy(got) if got is value else got
