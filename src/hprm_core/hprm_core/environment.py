@@ -251,10 +251,13 @@ class Environment:
                 out.extend(reach(q, seen))
             return out
 
+        fans = {p: reach(p, {p}) for p in self.ports}
         for p in self.ports:
-            fan = reach(p, {p})
-            p._fanout = tuple(fan)
-            p._delayed = tuple(d for q in fan for d in delayed.get(q, ()))
+            p._fanout = tuple(fans[p])
+            # a delayed value reaches its destination and the ports connected on from it
+            # (a composite reactor's input feeding its children)
+            p._delayed = tuple((delay, r) for q in fans[p] for delay, d in delayed.get(q, ())
+                               for r in fans.get(d, (d,)))  # fmt: skip
 
     def _build_edges(self) -> None:
         readers: dict[_Trigger, list[Reaction]] = {}

@@ -49,7 +49,15 @@ class FanIn:
             self._step = step
             self._parts = {}
         self._parts[source] = value
-        port._fire(self.combined())
+        combined = self.combined()
+        port._fire(combined)
+        # connected on from it (a composite federate's children), as a local value goes
+        for onward in port._fanout[1:]:
+            onward._tardy_step = port._tardy_step
+            onward._fire(combined)
+        sched = port._sched
+        for delay, later in port._delayed:
+            sched.schedule(later, sched.tag.delay(delay), combined)
 
     def combined(self) -> Any:
         parts = [self._parts[k] for k in sorted(self._parts)]

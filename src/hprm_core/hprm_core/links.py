@@ -6,7 +6,7 @@ result on its per-message path:
 
 - which connections are ours (inputs by connection id, outputs), what a
   message on each fires (its port, or a share of a port fed by several
-  federates: :mod:`hprm_core.fan_in`), and which
+  federates or connected on to others: :mod:`hprm_core.fan_in`), and which
   carry payloads peer to peer. Decentralized: all. Centralized: those on
   one host (Unix sockets) outside zero-delay cycles; the sender tells the
   RTI with a NOTICE (so grants and in-transit accounting are unchanged) and
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from hprm_core.causality import Wait
 from hprm_core.environment import Environment
-from hprm_core.fan_in import FanIn
+from hprm_core.fan_in import FanIn, FanInShare
 from hprm_core.reactor import Port
 from hprm_core.structure import FederatedProgram, FederateInfo, NetConnection
 
@@ -75,11 +75,22 @@ class FederateLinks:
             for r in env.reactions
         }
         # When every reaction that writes a port writes no other network output,
-        # a value sent on it is the last its reaction sends this tag.
+        # a value sent on it is the last its reaction sends this tag. A sender taps
+        # each port a reaction may set to reach it: the network port itself, or a
+        # child's port connected to it (a tap hears only the port that was set).
         self.senders = [
-            (port, conns, all(len(w) == 1 for w in writes.values() if port in w))
+            (writer, conns, all(len(w) == 1 for w in writes.values() if port in w))
             for port, conns in by_port.items()
+            for writer in env.ports
+            if port in writer._fanout
         ]
+        # A network value reaches its port and the ports connected on from it (a
+        # composite federate's input feeding its children), as a local value does.
+        for c in self.in_ports.values():
+            dst = c.dst
+            assert dst is not None
+            if (len(dst._fanout) > 1 or dst._delayed) and not isinstance(c.deliver, FanInShare):
+                c.deliver = FanIn(dst).share(c.src_fed)
         self.gate_template = []
         for c in self.in_ports.values():
             if c.needs_absent:

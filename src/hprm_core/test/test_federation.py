@@ -134,6 +134,18 @@ def test_cycle_across_federates_zero_delay_and_after(monkeypatch, after):
 
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_composite_federates_carry_values_to_and_from_their_children(monkeypatch, coordination):
+    """A federate's output written by its child goes out; a network value reaches the
+    receiver's children, straight and through a delayed connection inside."""
+    monkeypatch.setenv("COMPOSITE_COORDINATION", coordination)
+    r = run_federation(PROGRAMS / "composite.py")
+    assert r.code == 0, r.text
+    assert "[receiver] NOW [(0, 0, 1), (10, 0, 2), (20, 0, 3), (30, 0, 4)]" in r.text, r.text
+    assert "[receiver] LATE [(1, 0, 1), (11, 0, 2), (21, 0, 3), (31, 0, 4)]" in r.text, r.text
+    assert "tardy" not in r.text
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_bank_of_federates_broadcast_gather_and_stop_from_a_worker(monkeypatch, coordination):
     monkeypatch.setenv("BANK_COORDINATION", coordination)
     monkeypatch.setenv("BANK_STOPPER", "1")

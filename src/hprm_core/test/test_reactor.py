@@ -160,6 +160,32 @@ def test_after_delay_shifts_tag_and_zero_after_uses_a_microstep():
     assert top.late.seen == [(30 * MSEC, 0, 1), (130 * MSEC, 0, 2), (230 * MSEC, 0, 3)]
 
 
+def test_a_delayed_connection_into_a_composite_reaches_its_children():
+    """The delayed value lands on the composite's input and goes on, as a value set
+    there would, to the child connected inside."""
+
+    class Wrap(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.inp = Input()
+            self.inner = Record()
+            self.connect(self.inp, self.inner.inp)
+
+    class Top(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.src = Emit(period="100 ms")
+            self.late = Wrap()
+            self.micro = Wrap()
+            self.connect(self.src.out, self.late.inp, after="30 ms")
+            self.connect(self.src.out, self.micro.inp, after=0)
+
+    top = Top()
+    run(top, fast=True, timeout="150 ms")
+    assert top.late.inner.seen == [(30 * MSEC, 0, 1), (130 * MSEC, 0, 2)]
+    assert top.micro.inner.seen == [(0, 1, 1), (100 * MSEC, 1, 2)]
+
+
 def test_timer_is_drift_free_over_10000_periods_in_fast_mode():
     class Ticker(Reactor):
         def __init__(self):

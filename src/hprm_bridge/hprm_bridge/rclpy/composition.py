@@ -44,7 +44,6 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
     top-level ports the nodes' ports, hoisted; ``federate`` is its name in the graph."""
     top = _Composed()
     inputs: list[tuple[str, int, Port, Input]] = []
-    outputs: list[tuple[Port, Output]] = []
     by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
     for i, node in enumerate(nodes):
         child = top.attach(f"node{i}", node._reactor)
@@ -56,40 +55,25 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
             if isinstance(port, Output):
                 hoisted_out = Output(topic=port.topic, msg_type=port.msg_type,
                                      boundary=port.boundary)  # fmt: skip
-                outputs.append((port, top.attach(name, hoisted_out)))
+                top.connect(port, top.attach(name, hoisted_out))
                 by_topic.setdefault(port.topic or port.name, []).append((i, port))
             else:
                 hoisted_in = Input(topic=port.topic, msg_type=port.msg_type, wait=port.wait,
                                    boundary=port.boundary)  # fmt: skip
                 inputs.append((name, i, port, top.attach(name, hoisted_in)))
-    # The federate's ports are relayed by reactions, not connected: a network value
-    # fires its port alone, and a network sender hears only the port a reaction sets.
-    # Inputs first: no relay then waits on a node's reactions (nor closes a loop).
-    for name, i, port, hoisted in inputs:
+    for name, i, port, hoisted_in in inputs:
         fed_by = [(j, out) for j, out in by_topic.get(port.topic or port.name, ()) if j != i]
-        into = port
-        if fed_by:
-            for j, out in fed_by:  # a client's calls a sibling serves reach a server
-                nodes[j]._hoisted[id(out)] = _TO_SIBLING
-            mux = top.attach(f"{name}_mux", _Merge(len(fed_by)))
-            for (_, out), heard in zip(fed_by, mux.siblings, strict=True):
-                top.connect(out, heard, after=0)  # a microstep on: no zero-delay loop
-            top.connect(mux.merged, port)
-            into = mux.federation
-        relay = _relay(hoisted, into)
-        top.add_reaction(relay, hoisted, effects=[into], stp_violation=relay,
-                         name=f"{name}_in")  # fmt: skip
-    for port, hoisted in outputs:
-        top.add_reaction(_relay(port, hoisted), port, effects=[hoisted],
-                         name=f"{hoisted.name}_out")  # fmt: skip
+        if not fed_by:
+            top.connect(hoisted_in, port)
+            continue
+        for j, out in fed_by:  # a client's calls a sibling serves reach a server
+            nodes[j]._hoisted[id(out)] = _TO_SIBLING
+        mux = top.attach(f"{name}_mux", _Merge(len(fed_by)))
+        top.connect(hoisted_in, mux.federation)
+        for (_, out), heard in zip(fed_by, mux.siblings, strict=True):
+            top.connect(out, heard, after=0)  # a microstep on: no zero-delay loop
+        top.connect(mux.merged, port)
     return top
-
-
-def _relay(src: Port, dst: Port) -> Any:
-    def relay() -> None:
-        dst.set(src.value)
-
-    return relay
 
 
 class _Merge(Reactor):
