@@ -62,7 +62,7 @@ def ok(*, context: Any = None) -> bool:
 
 
 def get_default_context() -> Context:
-    """The process's context (:mod:`~hprm_bridge.rclpy.context`: one node, one context)."""
+    """The process's context (:mod:`~hprm_bridge.rclpy.context`: one process, one context)."""
     return context_module.DEFAULT
 
 

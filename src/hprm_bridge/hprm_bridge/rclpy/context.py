@@ -1,8 +1,9 @@
 """``rclpy.context.Context``: a ported node's process has one context, the default.
 
-A federate runs one node in one process, so there is nothing for a second context to
-separate: every ``Context`` is a view of the process's ``rclpy.init``/``rclpy.shutdown``
-state, and ``context=`` arguments are accepted and change nothing. ``on_shutdown``
+A federate is one process (one node, or an executor's several: they stop together), so
+there is nothing for a second context to separate: every ``Context`` is a view of the
+process's ``rclpy.init``/``rclpy.shutdown`` state, and ``context=`` arguments are
+accepted and change nothing. ``on_shutdown``
 callbacks run once, when ``rclpy.shutdown()`` is called or the federation stops (as
 rclpy runs them when its signal handler shuts the context down).
 

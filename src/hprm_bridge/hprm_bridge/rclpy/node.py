@@ -470,7 +470,7 @@ class Node(GraphQueries, NodeParameterMethods):
 
     @property
     def context(self) -> Any:
-        """The process's context (one node, one context: :mod:`hprm_bridge.rclpy.context`)."""
+        """The process's context (one process, one context: :mod:`hprm_bridge.rclpy.context`)."""
         from hprm_bridge import rclpy
 
         return rclpy.get_default_context()
