@@ -192,6 +192,16 @@ def _ros2(env, *args, timeout=60):
     return subprocess.run(["ros2", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
+def _listed_nodes(env, want):
+    """What ``ros2 node list`` shows once it shows ``want`` (or after a minute)."""
+    deadline = time.monotonic() + 60
+    nodes = set()
+    while time.monotonic() < deadline and not want <= nodes:
+        nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
+        time.sleep(0.5)
+    return nodes
+
+
 @pytest.mark.ros2
 def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env, require_ros2_cli):
     """While a ported talker and greeter run behind the gateway, ros2 node list
@@ -205,11 +215,7 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env, require_
                          "--timeout", "60 s")  # fmt: skip
     want = {"/talker", "/listener", "/robot/greeter", "/hprm_gateway"}
     try:
-        deadline = time.monotonic() + 60
-        nodes = set()
-        while time.monotonic() < deadline and not want <= nodes:
-            nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
-            time.sleep(0.5)
+        nodes = _listed_nodes(env, want)
         assert want <= nodes and "/greeter2" not in nodes, nodes
         info = _ros2(env, "node", "info", "/robot/greeter", "--no-daemon").stdout
         assert "/robot/greetings: std_msgs/msg/String" in info, info
@@ -239,11 +245,7 @@ def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, r
                          "--timeout", "60 s")  # fmt: skip
     want = {"/ticker", "/echo", "/hprm_gateway"}
     try:
-        deadline = time.monotonic() + 60
-        nodes = set()
-        while time.monotonic() < deadline and not want <= nodes:
-            nodes = set(_ros2(env, "node", "list", "--no-daemon").stdout.split())
-            time.sleep(0.5)
+        nodes = _listed_nodes(env, want)
         assert want <= nodes and "/composed" not in nodes, nodes
         got = _ros2(env, "param", "get", "--no-daemon", "/echo", "use_sim_time")
         assert "Boolean value is: False" in got.stdout, got.stdout + got.stderr
