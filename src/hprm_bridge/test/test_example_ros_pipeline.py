@@ -23,9 +23,9 @@ COORDINATIONS = {
 FRAMES = 6  # 30 Hz for 200 ms: frames at 33.3 .. 200 ms
 
 
-def _run_pipeline(*extra, timeout="200 ms"):
+def _run_pipeline(*extra, timeout="200 ms", files=NODES):
     r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, NODES),
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, files),
          "--timeout", timeout, *extra],
         capture_output=True, text=True, timeout=180,
         env=dict(os.environ, PYTHONUNBUFFERED="1"),
@@ -34,9 +34,9 @@ def _run_pipeline(*extra, timeout="200 ms"):
     return r.stdout
 
 
-def _commands(out):
+def _commands(out, federate="controller"):
     """The controller's commands: (stamp relative to the first, linear, angular)."""
-    cmds = re.findall(r"^\[controller\] CMD (\d+) (\S+) (\S+) \d+$", out, re.M)
+    cmds = re.findall(rf"^\[{federate}\] CMD (\d+) (\S+) (\S+) \d+$", out, re.M)
     assert cmds, out
     first = int(cmds[0][0])
     return [(int(s) - first, lin, ang) for s, lin, ang in cmds]
@@ -69,6 +69,14 @@ def test_the_controller_sequence_is_identical_over_ten_runs(coordination, refere
         assert _counts(out) == dict.fromkeys(
             ("camera", "detector", "planner", "controller"), FRAMES
         )
+
+
+def test_the_four_nodes_in_one_process_give_the_same_commands(reference):
+    """composed.py spins the four nodes with one executor: one federate, the same
+    commands at the same logical times as four federates give."""
+    out = _run_pipeline(files=[PIPELINE / "composed.py"])
+    assert _commands(out, "composed") == reference, out
+    assert f"[composed] controller: sent {FRAMES} commands" in out, out
 
 
 @pytest.fixture

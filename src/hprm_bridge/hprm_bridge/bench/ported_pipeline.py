@@ -1,14 +1,18 @@
 """``hprm bench ported-pipeline``: the example pipeline's frame latency, HPRM vs rclpy.
 
 The four node files of :mod:`hprm_bridge.examples.ros_pipeline` (camera ->
-detector -> planner -> controller, rclpy only) run unchanged three ways in
+detector -> planner -> controller, rclpy only) run unchanged five ways in
 one benchmark run:
 
 * ``hprm centralized`` and ``hprm decentralized``: ``hprm-ros run``, one
   federate process per node; the image crosses by shared-memory reference;
 * ``ros2 rclpy``: the same files as four plain processes on the real rclpy
   (where ``import rclpy`` works, i.e. a Humble is sourced; else the rows say
-  why they are missing).
+  why they are missing);
+* ``hprm composed`` and ``ros2 rclpy composed``: the four nodes in one process,
+  spun by one executor (``composed.py``, ROS 2's composition): under HPRM one
+  federate whose nodes hand the image on inside it, under rclpy one process whose
+  nodes still talk through DDS.
 
 The figure is the controller's: system clock at its callback minus the
 camera's ``header.stamp`` (under HPRM the stamp is the frame's logical time,
@@ -45,26 +49,34 @@ FPS = 10.0
 FRAMES, QUICK_FRAMES = 40, 10
 WARMUP = 3
 STP_OFFSET = "20 ms"
-VARIANTS = ("hprm centralized", "hprm decentralized", "ros2 rclpy")
-_CMD = re.compile(r"^(?:\[controller\] )?CMD (\d+) \S+ \S+ (-?\d+)$", re.M)
+VARIANTS = ("hprm centralized", "hprm decentralized", "ros2 rclpy", "hprm composed",
+            "ros2 rclpy composed")  # fmt: skip
+# rclpy's median over HPRM's, per size: (label, rclpy variant, HPRM variant)
+RATIOS = [("rclpy/centralized", "ros2 rclpy", "hprm centralized"),
+          ("rclpy/decentralized", "ros2 rclpy", "hprm decentralized"),
+          ("rclpy composed/hprm composed", "ros2 rclpy composed", "hprm composed")]  # fmt: skip
+_CMD = re.compile(r"^(?:\[(?:controller|composed)\] )?CMD (\d+) \S+ \S+ (-?\d+)$", re.M)
 
 
-def _pipeline() -> list[Path]:
+def _pipeline(composed: bool = False) -> list[Path]:
     from hprm_bridge.examples import ros_pipeline
 
     root = Path(ros_pipeline.__file__).parent
+    if composed:
+        return [root / "composed.py"]
     return [root / f"{n}.py" for n in ("camera", "detector", "planner", "controller")]
 
 
-def _params(width: int, height: int, frames: int) -> list[tuple[str, str]]:
-    """(node, NAME:=VALUE) of one size."""
-    return [
+def _params(width: int, height: int, frames: int, composed: bool) -> list[tuple[str, str]]:
+    """(node file, NAME:=VALUE) of one size."""
+    params = [
         ("camera", f"width:={width}"),
         ("camera", f"height:={height}"),
         ("camera", f"fps:={FPS}"),
         ("camera", f"frames:={frames}"),
         ("planner", f"image_width:={width}"),
     ]
+    return [("composed" if composed else node, kv) for node, kv in params]
 
 
 def _latencies(text: str, frames: int) -> list[int]:
@@ -72,13 +84,15 @@ def _latencies(text: str, frames: int) -> list[int]:
     return lat[WARMUP:frames]
 
 
-def _run_hprm(coordination: str, width: int, height: int, frames: int) -> list[int]:
+def _run_hprm(variant: str, width: int, height: int, frames: int) -> list[int]:
     timeout_ms = int((frames + 1) * 1000 / FPS)
-    cmd = [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, _pipeline()),
+    composed = variant == "hprm composed"
+    coordination = "decentralized" if variant == "hprm decentralized" else "centralized"
+    cmd = [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, _pipeline(composed)),
            "--coordination", coordination, "--timeout", f"{timeout_ms} ms"]  # fmt: skip
     if coordination == "decentralized":
         cmd += ["--stp-offset", STP_OFFSET]
-    for node, kv in _params(width, height, frames):
+    for node, kv in _params(width, height, frames, composed):
         cmd += ["--param", f"{node}:{kv}"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600,
                        env=dict(os.environ, PYTHONUNBUFFERED="1"))  # fmt: skip
@@ -94,30 +108,35 @@ def _rclpy_missing() -> str | None:
     return None
 
 
-def _run_rclpy(width: int, height: int, frames: int) -> list[int]:
+def _run_rclpy(variant: str, width: int, height: int, frames: int) -> list[int]:
     """The node files as plain processes; subscribers first, the camera last
     (and told to stop after ``frames``), until the controller reported them."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    composed = variant == "ros2 rclpy composed"
     params: dict[str, list[str]] = {}
-    for node, kv in _params(width, height, frames):
+    for node, kv in _params(width, height, frames, composed):
         params.setdefault(node, []).extend(["-p", kv])
-    nodes = _pipeline()
+    nodes = _pipeline(composed)
     procs = []
     with tempfile.TemporaryFile("w+") as out:
         try:
             for path in reversed(nodes):
                 argv = [sys.executable, str(path), "--ros-args", *params.get(path.stem, [])]
-                stdout = out if path.stem == "controller" else subprocess.DEVNULL
+                stdout = out if path.stem in ("controller", "composed") else subprocess.DEVNULL
                 procs.append(subprocess.Popen(argv, env=env, stdout=stdout, stderr=stdout,
                                               text=True))  # fmt: skip
                 if path.stem == "detector":
                     time.sleep(2.0)  # let discovery settle before frames flow
             deadline = time.monotonic() + 60 + frames / FPS
+            seen, quiet_since = 0, time.monotonic()
             while time.monotonic() < deadline:
                 time.sleep(0.2)
                 out.seek(0)
-                if len(_CMD.findall(out.read())) >= frames:
-                    break
+                now = len(_CMD.findall(out.read()))
+                if now >= frames or (now and now == seen and time.monotonic() - quiet_since > 5):
+                    break  # all of them, or the camera is done and some frames were lost
+                if now != seen:
+                    seen, quiet_since = now, time.monotonic()
         finally:
             stop_processes(procs)
         out.seek(0)
@@ -148,23 +167,19 @@ def main(argv: list[str] | None = None) -> int:
     for label, width, height in sizes:
         nbytes = 3 * width * height
         for variant in VARIANTS:
-            if variant == "ros2 rclpy" and missing:
+            rclpy = variant.startswith("ros2 rclpy")
+            if rclpy and missing:
                 continue
             print(f"ported-pipeline: {variant}, {label} ({frames} frames at {FPS:g} Hz)...",
                   file=sys.stderr, flush=True)  # fmt: skip
-            if variant == "ros2 rclpy":
-                lat = _run_rclpy(width, height, frames)
-            else:
-                lat = _run_hprm(variant.split()[1], width, height, frames)
-            rows.append(_row(variant, label, nbytes, lat))
+            run = _run_rclpy if rclpy else _run_hprm
+            rows.append(_row(variant, label, nbytes, run(variant, width, height, frames)))
     ratios = {}
     for label, _, _ in sizes:
         by = {r["variant"]: r for r in rows if r["size"] == label and r.get("median_ms")}
-        for v in VARIANTS[:2]:
-            if "ros2 rclpy" in by and v in by:
-                ratios[f"rclpy/{v.split()[1]} median {label}"] = (
-                    by["ros2 rclpy"]["median_ms"] / by[v]["median_ms"]
-                )
+        for name, slow, fast in RATIOS:
+            if slow in by and fast in by:
+                ratios[f"{name} median {label}"] = by[slow]["median_ms"] / by[fast]["median_ms"]
     params = {"quick": args.quick, "fps": FPS, "frames": frames - WARMUP,
               "stp_offset": STP_OFFSET, "rclpy": missing or "measured"}  # fmt: skip
     doc = bench.result("ported-pipeline", params, rows, ratios)
