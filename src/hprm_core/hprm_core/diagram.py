@@ -167,12 +167,16 @@ def render_federation(
                  + ", ".join(graph.federates)]  # fmt: skip
         for a, b, topic, delay in edges:
             lines.append(f"  {a} -> {b}  {topic} [{typ(topic)}]{delay}")
+        both = {(fed, topic) for fed, topic, d in loose if d == "in"}
+        both &= {(fed, topic) for fed, topic, d in loose if d == "out"}
         for fed, topic, d in loose:
             where = (
                 "published, no subscriber inside"
                 if d == "out"
                 else "subscribed, no publisher inside"
             )
+            if (fed, topic) in both:  # a node hearing itself, or a process's nodes each other
+                where += " but itself"
             lines.append(f"  {fed} {'->' if d == 'out' else '<-'} {topic} [{typ(topic)}] ({where})")
         return "\n".join(lines)
     if fmt == "mermaid":

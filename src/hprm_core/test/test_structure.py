@@ -193,7 +193,9 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
         "cam": [_port("image", "out", "/image", "sensor_msgs/msg/Image")],
         "det": [_port("img", "in", "/image"), _port("boxes", "out", "/boxes"),
                 _port("cfg", "in", "/config", "std_msgs/msg/String")],
-        "log": [_port("b", "in", "/boxes"), _port("internal", "in", "/untyped")],
+        "log": [_port("b", "in", "/boxes"), _port("internal", "in", "/untyped"),
+                _port("echo_out", "out", "/echo", "std_msgs/msg/String"),
+                _port("echo_in", "in", "/echo")],
     }  # fmt: skip
     graph = FederationGraph.from_descriptions(
         ["cam", "det", "log"], ports, after={"/boxes": 5_000_000}
@@ -203,6 +205,9 @@ def test_a_federation_is_drawn_with_topics_types_delays_and_loose_ends():
         "  det -> log  /boxes [any type] (after 5 ms)",
         "  cam -> det  /image [sensor_msgs/msg/Image]",
         "  det <- /config [std_msgs/msg/String] (subscribed, no publisher inside)",
+        # a federate hearing itself (a node, or the nodes of one process)
+        "  log <- /echo [std_msgs/msg/String] (subscribed, no publisher inside but itself)",
+        "  log -> /echo [std_msgs/msg/String] (published, no subscriber inside but itself)",
     ]  # a loose end of no type is not drawn: nothing outside could carry it
     dot = render_federation(graph, ports, "dot")
     assert dot.startswith("digraph federation {") and dot.endswith("}")
