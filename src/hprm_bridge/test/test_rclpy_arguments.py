@@ -3,6 +3,7 @@
 ``rclpy.init``, and logger levels by name. The probe node file runs under real rclpy
 too, where one is installed: the two must print the same."""
 
+import json
 import os
 import re
 import subprocess
@@ -33,8 +34,8 @@ def test_ros_args_sections_are_split_off_and_read():
                         "--params-file", "p.yaml", "--log-level", "cam:=Error", "--", "out",
                         "--ros-args", "--disable-rosout-logs", "-e", "/enclave"])  # fmt: skip
     assert a.rest == ["node", "in", "out"]
-    assert a.params == {"gain": [1, 2]} and a.remaps == {"__ns": "/r1"}
-    assert a.params_files == ["p.yaml"] and a.log_levels == {"cam": LoggingSeverity.ERROR}
+    assert a.param_sources == [("param", "gain", [1, 2]), ("file", "p.yaml")]
+    assert a.remaps == {"__ns": "/r1"} and a.log_levels == {"cam": LoggingSeverity.ERROR}
     assert a.log_outputs == {"rosout": False}
     assert remove_ros_args(["x", "-p", "--", "y"]) == ["x", "-p", "--", "y"]  # no section
 
@@ -125,3 +126,87 @@ def test_the_probe_prints_the_same_under_real_rclpy(require_ros2_cli):
     assert ported.stdout == real.stdout
     stamps = re.compile(r"\[[0-9.]+\] ")
     assert stamps.sub("", ported.stderr) == stamps.sub("", real.stderr)
+
+
+# A params file in every shape rcl reads: a namespace nesting its nodes, wildcards for one
+# token (*) and for any number (**), a later section overriding an earlier one.
+NESTED = """
+robot1:
+  talker:
+    ros__parameters: {rate: 5, x: 1}
+  front:
+    camera:
+      ros__parameters: {fps: 30}
+/**:
+  ros__parameters: {shared: 1, x: 0}
+/robot1/*:
+  ros__parameters: {in_robot1: true}
+/**/talker:
+  ros__parameters: {x: 3, talker: true}
+"""
+LATER = """
+/**:
+  ros__parameters: {x: 7}
+/robot1/*:
+  ros__parameters: {x: 5}
+"""
+
+
+def _params_files(tmp_path):
+    (tmp_path / "nested.yaml").write_text(NESTED)
+    (tmp_path / "later.yaml").write_text(LATER)
+    return [
+        ["--params-file", str(tmp_path / "nested.yaml")],
+        ["-p", "x:=9", "--params-file", str(tmp_path / "later.yaml")],
+        ["--params-file", str(tmp_path / "later.yaml"), "-p", "x:=9"],
+        ["--params-file", str(tmp_path / "nested.yaml"), "--params-file",
+         str(tmp_path / "later.yaml")],
+    ]  # fmt: skip
+
+
+def _probe_params(runtime, args):
+    probe = str(Path(__file__).parent / "nodes" / "params_file_probe.py")
+    argv = [probe, "--ros-args", *args]
+    if runtime == "hprm":  # as hprm_bridge.porting runs a node file
+        cmd = [sys.executable, "-c",
+               "import sys, runpy; from hprm_bridge import porting; porting.install_imports(); "
+               f"sys.argv = {argv!r}; runpy.run_path({probe!r}, run_name='__main__')"]  # fmt: skip
+    else:
+        cmd = [sys.executable, *argv]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def test_params_files_nest_namespaces_match_wildcards_and_apply_in_rcls_order(tmp_path):
+    nested, p_first, p_last, both = (_probe_params("hprm", a) for a in _params_files(tmp_path))
+    assert nested["/robot1/talker"] == {"rate": 5, "x": 3, "shared": 1, "in_robot1": True,
+                                        "talker": True}  # fmt: skip
+    assert nested["/talker"] == {"x": 3, "shared": 1, "talker": True}
+    assert nested["/robot1/listener"] == {"x": 0, "shared": 1, "in_robot1": True}
+    assert nested["/robot1/front/camera"] == {"fps": 30, "x": 0, "shared": 1}  # * is one token
+    assert nested["/a/b/talker"] == {"x": 3, "shared": 1, "talker": True}
+    # -p goes into /**, where that name first appears: a file's /** after it replaces its
+    # value; after the file, -p replaces the file's /** value, still before /robot1/*
+    assert p_first["/robot1/talker"] == {"x": 5} and p_first["/talker"] == {"x": 7}
+    assert p_last["/robot1/talker"] == {"x": 5} and p_last["/talker"] == {"x": 9}
+    # a second file's sections update the first's in place: /**/talker still comes last
+    assert both["/robot1/talker"]["x"] == 3 and both["/robot1/listener"]["x"] == 5
+
+
+@pytest.mark.ros2
+def test_params_files_resolve_as_real_rclpy_resolves_them(tmp_path):
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    for args in _params_files(tmp_path):
+        assert _probe_params("hprm", args) == _probe_params("rclpy", args), args
+
+
+def test_a_params_file_of_the_wrong_shape_is_refused_naming_the_place(tmp_path):
+    from hprm_bridge.rclpy import parameter_overrides
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("robot1:\n  talker: 3\n")
+    with pytest.raises(ValueError, match=r"bad.yaml: /robot1/talker holds 3"):
+        parameter_overrides.read_file(str(bad))

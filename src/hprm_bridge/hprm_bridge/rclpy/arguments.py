@@ -11,8 +11,8 @@ Example::
 
     >>> a = parse_ros_args(["talker", "--ros-args", "-p", "rate:=5", "--log-level", "debug",
     ...                     "--", "--verbose"])
-    >>> a.params, a.log_levels, a.rest
-    ({'rate': 5}, {'': <LoggingSeverity.DEBUG: 10>}, ['talker', '--verbose'])
+    >>> a.param_sources, a.log_levels, a.rest
+    ([('param', 'rate', 5)], {'': <LoggingSeverity.DEBUG: 10>}, ['talker', '--verbose'])
 """
 
 from __future__ import annotations
@@ -54,8 +54,9 @@ class UnknownROSArgsError(InvalidROSArgsError):
 class RosArgs:
     """A command line split as rcl splits it."""
 
-    params: dict[str, Any] = dataclasses.field(default_factory=dict)  # -p name:=value (YAML)
-    params_files: list[str] = dataclasses.field(default_factory=list)
+    # -p name:=value (YAML) as ("param", name, value), --params-file as ("file", path), in
+    # order: the order decides which wins (hprm_bridge.rclpy.parameter_overrides)
+    param_sources: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
     remaps: dict[str, str] = dataclasses.field(default_factory=dict)  # incl. __node, __ns
     log_levels: dict[str, LoggingSeverity] = dataclasses.field(default_factory=dict)  # "": all
     log_outputs: dict[str, bool] = dataclasses.field(default_factory=dict)  # "rosout": False...
@@ -96,9 +97,9 @@ def _take(out: RosArgs, flag: str, value: str | None) -> None:
         name, sep, text = value.partition(":=")
         if not sep:
             raise InvalidROSArgsError(f"--ros-args {flag} expects NAME:=VALUE, got {value!r}")
-        out.params[name] = yaml.safe_load(text)
+        out.param_sources.append(("param", name, yaml.safe_load(text)))
     elif flag == "--params-file":
-        out.params_files.append(value)
+        out.param_sources.append(("file", value))
     elif flag in ("-r", "--remap"):
         src, sep, dst = value.partition(":=")
         if not sep:

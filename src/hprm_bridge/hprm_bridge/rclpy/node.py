@@ -57,7 +57,8 @@ from hprm_bridge.rclpy.guard_condition import GuardCondition
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameterMethods, NodeParameters, _descriptor
-from hprm_bridge.rclpy.parameter import Parameter, params_from_file  # noqa: F401  (as rclpy.node)
+from hprm_bridge.rclpy.parameter import Parameter  # noqa: F401  (as rclpy.node)
+from hprm_bridge.rclpy.parameter_overrides import resolve as resolve_overrides
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
 from hprm_bridge.rclpy.qos_event import (
@@ -122,10 +123,7 @@ class Node(GraphQueries, NodeParameterMethods):
         except InvalidNameError as exc:
             raise InvalidNamespaceException(ns, _REASON.sub("", str(exc))) from None
         fqn = f"{self._namespace.rstrip('/')}/{node_name}"
-        overrides: dict[str, Any] = {}
-        for path in ros.params_files:
-            overrides.update(params_from_file(path, fqn))
-        overrides.update(ros.params)
+        overrides = resolve_overrides(ros.param_sources, fqn)  # files and -p, as rcl
         for param in parameter_overrides or ():
             overrides[param.name] = param.value
         self._params = NodeParameters(

@@ -12,8 +12,6 @@ import array
 import enum
 from typing import Any
 
-import yaml
-
 PARAMETER_SEPARATOR_STRING = "."
 
 # ParameterValue's field for each type (rcl_interfaces/msg/ParameterType's numbers)
@@ -155,29 +153,3 @@ def parameter_value_to_python(value: Any) -> Any:
         return got.item() if hasattr(got, "item") else got
     items = [v.item() if hasattr(v, "item") else v for v in got]
     return [bytes([b]) if isinstance(b, int) else b for b in items] if kind == 5 else items
-
-
-def params_from_file(path: str, node_fqn: str) -> dict[str, Any]:
-    """A node's parameters in a ROS 2 params YAML file, flattened with dots:
-    the ``/**`` section, then the node's own, by fully qualified name (a key
-    without a leading ``/`` is from the root: ``cam`` is ``/cam``, as rcl reads it)."""
-    with open(path, encoding="utf-8") as f:
-        data = yaml.safe_load(f) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: a params file maps node names to {{ros__parameters: ...}}")
-    found: dict[str, Any] = {}
-    for wanted in ("/**", node_fqn):
-        for key, section in data.items():
-            if ("/" + str(key).lstrip("/")) == wanted and isinstance(section, dict):
-                found.update(_flatten(section.get("ros__parameters", {})))
-    return found
-
-
-def _flatten(tree: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in tree.items():
-        if isinstance(v, dict):
-            out.update(_flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
-    return out
