@@ -34,7 +34,7 @@ def test_ros_args_sections_are_split_off_and_read():
                         "--params-file", "p.yaml", "--log-level", "cam:=Error", "--", "out",
                         "--ros-args", "--disable-rosout-logs", "-e", "/enclave"])  # fmt: skip
     assert a.rest == ["node", "in", "out"]
-    assert a.param_sources == [("param", "gain", [1, 2]), ("file", "p.yaml")]
+    assert a.param_sources == [("param", "/**", "gain", [1, 2]), ("file", "p.yaml")]
     assert a.remaps == {"__ns": "/r1"} and a.log_levels == {"cam": LoggingSeverity.ERROR}
     assert a.log_outputs == {"rosout": False}
     assert remove_ros_args(["x", "-p", "--", "y"]) == ["x", "-p", "--", "y"]  # no section
@@ -45,6 +45,8 @@ def test_ros_args_sections_are_split_off_and_read():
      r"unknown --ros-args argument\(s\) \['--bogus', 'stray'\]"),
     (["--ros-args", "-p"], "-p is the last argument: it needs a value"),
     (["--ros-args", "-p", "a=1"], "-p expects NAME:=VALUE, got 'a=1'"),
+    (["--ros-args", "-p", "/ns/cam:a:=1"], "NODE:NAME:=VALUE takes a node's name, without"),
+    (["--ros-args", "-p", "**:a:=1"], "wildcard '\\*\\*' is not implemented"),
     (["--ros-args", "--remap", "a"], "--remap expects FROM:=TO"),
     (["--ros-args", "--log-level", "cam:=loud"], "'loud' is not a severity"),
     (["--ros-args", "--log-config-file", "log.conf"], "takes no configuration file"),
@@ -161,6 +163,7 @@ def _params_files(tmp_path):
         ["--params-file", str(tmp_path / "later.yaml"), "-p", "x:=9"],
         ["--params-file", str(tmp_path / "nested.yaml"), "--params-file",
          str(tmp_path / "later.yaml")],
+        ["-p", "talker:x:=8", "--params-file", str(tmp_path / "later.yaml"), "-p", "y:=1"],
     ]  # fmt: skip
 
 
@@ -179,7 +182,9 @@ def _probe_params(runtime, args):
 
 
 def test_params_files_nest_namespaces_match_wildcards_and_apply_in_rcls_order(tmp_path):
-    nested, p_first, p_last, both = (_probe_params("hprm", a) for a in _params_files(tmp_path))
+    nested, p_first, p_last, both, scoped = (
+        _probe_params("hprm", a) for a in _params_files(tmp_path)
+    )
     assert nested["/robot1/talker"] == {"rate": 5, "x": 3, "shared": 1, "in_robot1": True,
                                         "talker": True}  # fmt: skip
     assert nested["/talker"] == {"x": 3, "shared": 1, "talker": True}
@@ -192,6 +197,8 @@ def test_params_files_nest_namespaces_match_wildcards_and_apply_in_rcls_order(tm
     assert p_last["/robot1/talker"] == {"x": 5} and p_last["/talker"] == {"x": 9}
     # a second file's sections update the first's in place: /**/talker still comes last
     assert both["/robot1/talker"]["x"] == 3 and both["/robot1/listener"]["x"] == 5
+    # -p NODE:NAME:=VALUE: that node of the root namespace only
+    assert scoped["/talker"] == {"x": 7, "y": 1} and scoped["/robot1/talker"] == {"x": 5, "y": 1}
 
 
 @pytest.mark.ros2

@@ -12,7 +12,7 @@ Example::
     >>> a = parse_ros_args(["talker", "--ros-args", "-p", "rate:=5", "--log-level", "debug",
     ...                     "--", "--verbose"])
     >>> a.param_sources, a.log_levels, a.rest
-    ([('param', 'rate', 5)], {'': <LoggingSeverity.DEBUG: 10>}, ['talker', '--verbose'])
+    ([('param', '/**', 'rate', 5)], {'': <LoggingSeverity.DEBUG: 10>}, ['talker', '--verbose'])
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ class UnknownROSArgsError(InvalidROSArgsError):
 class RosArgs:
     """A command line split as rcl splits it."""
 
-    # -p name:=value (YAML) as ("param", name, value), --params-file as ("file", path), in
-    # order: the order decides which wins (hprm_bridge.rclpy.parameter_overrides)
+    # -p [node:]name:=value (YAML) as ("param", node pattern, name, value), --params-file
+    # as ("file", path), in order: it decides which wins (rclpy/parameter_overrides.py)
     param_sources: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
     remaps: dict[str, str] = dataclasses.field(default_factory=dict)  # incl. __node, __ns
     log_levels: dict[str, LoggingSeverity] = dataclasses.field(default_factory=dict)  # "": all
@@ -97,7 +97,17 @@ def _take(out: RosArgs, flag: str, value: str | None) -> None:
         name, sep, text = value.partition(":=")
         if not sep:
             raise InvalidROSArgsError(f"--ros-args {flag} expects NAME:=VALUE, got {value!r}")
-        out.param_sources.append(("param", name, yaml.safe_load(text)))
+        node, _, param = name.rpartition(":")  # NODE:NAME:=VALUE: for one node only
+        if node in ("*", "**"):
+            raise InvalidROSArgsError(f"--ros-args {flag} {value}: wildcard {node!r} is not "
+                                      "implemented here (rcl refuses it too)")  # fmt: skip
+        if "/" in node or ":" in node:
+            raise InvalidROSArgsError(
+                f"--ros-args {flag} {value}: NODE:NAME:=VALUE takes a node's name, without "
+                "namespace (rcl cannot parse it either; a params file can name /ns/node)"
+            )
+        out.param_sources.append(("param", f"/{node}" if node else "/**", param,
+                                  yaml.safe_load(text)))  # fmt: skip
     elif flag == "--params-file":
         out.param_sources.append(("file", value))
     elif flag in ("-r", "--remap"):

@@ -4,18 +4,19 @@ A params file maps node names to ``ros__parameters``; a name may be nested under
 namespaces (``robot1: {talker: {ros__parameters: ...}}`` is ``/robot1/talker``) and may
 hold wildcards, a whole token each: ``*`` is one token of the node's full name, ``**``
 any number (``/**`` is every node, ``/**/talker`` every talker, ``/robot1/*`` every node
-directly in ``/robot1``). Measured against Humble's rclpy, rcl keeps one entry per name
-in the order the names first appear on the command line, ``-p NAME:=VALUE`` being the
-entry ``/**``; a later value for the same name and parameter replaces the earlier in
-place; a node then takes every entry that matches its full name, in that order, the
-last one setting a parameter winning. So in one file the later section wins, wildcard
-or not, and ``-p x:=9`` before a file whose ``/**`` sets ``x`` loses to that file.
+directly in ``/robot1``). Measured against Humble's rclpy: rcl keeps one entry per name
+in the order the names first appear on the command line (``-p NAME:=VALUE`` is the entry
+``/**``; ``-p NODE:NAME:=VALUE`` the entry ``/NODE``, a node of the root namespace); a
+later value for the same name and parameter replaces the earlier in place; a node then
+takes every entry that matches its full name, in that order, the last one setting a
+parameter winning. So in one file the later section wins, wildcard or not, and
+``-p x:=9`` before a file whose ``/**`` sets ``x`` loses to that file.
 
     >>> import pathlib, tempfile
     >>> f = pathlib.Path(tempfile.mkdtemp()) / "p.yaml"
     >>> _ = f.write_text("robot1:\\n  talker:\\n    ros__parameters: {rate: 5}\\n"
     ...                  "/**/talker:\\n  ros__parameters: {gain: 2}\\n")
-    >>> resolve([("file", str(f)), ("param", "gain", 3)], "/robot1/talker")
+    >>> resolve([("file", str(f)), ("param", "/**", "gain", 3)], "/robot1/talker")
     {'rate': 5, 'gain': 3}
     >>> resolve([("file", str(f))], "/listener")
     {}
@@ -27,7 +28,8 @@ from typing import Any
 
 import yaml
 
-#: what the command line gave, in order: ("param", name, value) or ("file", path)
+#: what the command line gave, in order: ("param", node name pattern, name, value) for
+#: ``-p [NODE:]NAME:=VALUE`` (``/**`` without a node), or ("file", path)
 Source = tuple[Any, ...]
 _PARAMETERS = "ros__parameters"
 
@@ -37,7 +39,8 @@ def resolve(sources: list[Source], node_fqn: str) -> dict[str, Any]:
     entries: dict[str, dict[str, Any]] = {}  # node name pattern -> parameters, rcl's order
     for source in sources:
         if source[0] == "param":
-            entries.setdefault("/**", {})[source[1]] = source[2]
+            _, pattern, name, value = source
+            entries.setdefault(pattern, {})[name] = value
         else:
             for pattern, values in read_file(source[1]):
                 entries.setdefault(pattern, {}).update(values)
