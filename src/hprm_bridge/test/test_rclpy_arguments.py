@@ -35,7 +35,7 @@ def test_ros_args_sections_are_split_off_and_read():
                         "--ros-args", "--disable-rosout-logs", "-e", "/enclave"])  # fmt: skip
     assert a.rest == ["node", "in", "out"]
     assert a.param_sources == [("param", "/**", "gain", [1, 2]), ("file", "p.yaml")]
-    assert a.remaps == {"__ns": "/r1"} and a.log_levels == {"cam": LoggingSeverity.ERROR}
+    assert a.remaps == [("", "__ns", "/r1")] and a.log_levels == {"cam": LoggingSeverity.ERROR}
     assert a.log_outputs == {"rosout": False}
     assert remove_ros_args(["x", "-p", "--", "y"]) == ["x", "-p", "--", "y"]  # no section
 
@@ -167,8 +167,8 @@ def _params_files(tmp_path):
     ]  # fmt: skip
 
 
-def _probe_params(runtime, args):
-    probe = str(Path(__file__).parent / "nodes" / "params_file_probe.py")
+def _probe_params(runtime, args, name="params_file_probe.py"):
+    probe = str(Path(__file__).parent / "nodes" / name)
     argv = [probe, "--ros-args", *args]
     if runtime == "hprm":  # as hprm_bridge.porting runs a node file
         cmd = [sys.executable, "-c",
@@ -217,3 +217,33 @@ def test_a_params_file_of_the_wrong_shape_is_refused_naming_the_place(tmp_path):
     bad.write_text("robot1:\n  talker: 3\n")
     with pytest.raises(ValueError, match=r"bad.yaml: /robot1/talker holds 3"):
         parameter_overrides.read_file(str(bad))
+
+
+REMAPS = [
+    ["-r", "talker:chatter:=words", "-r", "talker:__ns:=/t", "-r", "listener:__node:=ear"],
+    ["-r", "talker:__node:=mouth", "-r", "mouth:chatter:=a", "-r", "talker:chatter:=b"],
+    ["-r", "chatter:=c", "-r", "talker:chatter:=b", "-r", "chatter:=d"],
+    ["-r", "__node:=x", "-r", "talker:__node:=y"],
+]
+
+
+def test_remapping_rules_apply_per_node_first_match_first_and_the_nodes_own_before():
+    seen = [_probe_params("hprm", args, "remap_probe.py") for args in REMAPS]
+    # talker:...: that node only (its namespace first, by its name before remapping)
+    assert seen[0][:2] == [["talker", "/t", "/t/words", "/t/talker/status"],
+                           ["ear", "/", "/chatter", "/ear/status"]]  # fmt: skip
+    # a topic rule names the node by its remapped name
+    assert seen[1][0] == ["mouth", "/", "/a", "/mouth/status"]
+    # the first rule that applies wins; a node's own cli_args come before the process's
+    assert [s[2] for s in seen[2]] == ["/c", "/c", "/mine/own"]
+    assert [s[0] for s in seen[3]] == ["x", "x", "x"]
+
+
+@pytest.mark.ros2
+def test_remapping_rules_resolve_as_real_rclpy_resolves_them():
+    pytest.importorskip(
+        "rclpy", reason="needs a real ROS 2 Humble (rclpy importable; source a Humble install)"
+    )
+    for args in REMAPS:
+        hprm = _probe_params("hprm", args, "remap_probe.py")
+        assert hprm == _probe_params("rclpy", args, "remap_probe.py"), args

@@ -57,7 +57,9 @@ class RosArgs:
     # -p [node:]name:=value (YAML) as ("param", node pattern, name, value), --params-file
     # as ("file", path), in order: it decides which wins (rclpy/parameter_overrides.py)
     param_sources: list[tuple[Any, ...]] = dataclasses.field(default_factory=list)
-    remaps: dict[str, str] = dataclasses.field(default_factory=dict)  # incl. __node, __ns
+    # -r [node:]from:=to as (node or "", from, to), in order: the first that applies wins
+    # (rcl's rule; __node and __ns included)
+    remaps: list[tuple[str, str, str]] = dataclasses.field(default_factory=list)
     log_levels: dict[str, LoggingSeverity] = dataclasses.field(default_factory=dict)  # "": all
     log_outputs: dict[str, bool] = dataclasses.field(default_factory=dict)  # "rosout": False...
     rest: list[str] = dataclasses.field(default_factory=list)  # outside --ros-args
@@ -114,7 +116,13 @@ def _take(out: RosArgs, flag: str, value: str | None) -> None:
         src, sep, dst = value.partition(":=")
         if not sep:
             raise InvalidROSArgsError(f"--ros-args {flag} expects FROM:=TO, got {value!r}")
-        out.remaps[src] = dst
+        node, _, src = src.rpartition(":")  # NODE:FROM:=TO: for that node only
+        if "/" in node or ":" in node:
+            raise InvalidROSArgsError(
+                f"--ros-args {flag} {value}: NODE:FROM:=TO takes a node's name, without "
+                "namespace (rcl cannot parse it either)"
+            )
+        out.remaps.append((node, src, dst))
     elif flag == "--log-level":
         name, sep, level = value.rpartition(":=")
         try:
@@ -134,3 +142,12 @@ def _take(out: RosArgs, flag: str, value: str | None) -> None:
             f"--enclave {value} with ROS_SECURITY_ENABLE=true: SROS2 security does not apply "
             "inside an HPRM federation, whose federates authenticate with the federation's key"
         )
+
+
+def remapped(rules: list[tuple[str, str, str]], node: str, match: Any) -> str | None:
+    """What the first rule for ``node`` (or for every node) whose ``from`` satisfies
+    ``match`` maps to; None where none does (rcl: the first rule that applies wins)."""
+    for only, src, dst in rules:
+        if only in ("", node) and match(src):
+            return dst
+    return None

@@ -39,7 +39,7 @@ from hprm_bridge.rclpy import (
     parameter_service,
     rosout,
 )
-from hprm_bridge.rclpy.arguments import parse_ros_args
+from hprm_bridge.rclpy.arguments import parse_ros_args, remapped
 from hprm_bridge.rclpy.callback_groups import CallbackGroup, MutuallyExclusiveCallbackGroup
 from hprm_bridge.rclpy.client import Client
 from hprm_bridge.rclpy.clock import ROSClock
@@ -110,20 +110,22 @@ class Node(GraphQueries, NodeParameterMethods):
         from hprm_bridge import rclpy
 
         args = list(rclpy._state["args"]) if kwargs.get("use_global_arguments", True) else []
-        ros = parse_ros_args(args + list(cli_args or []))
-        self._remaps: dict[str, str] = ros.remaps
-        node_name = self._remaps.get("__node", node_name)
+        glob, local = parse_ros_args(args), parse_ros_args(list(cli_args or []))
+        self._remaps = local.remaps + glob.remaps  # rcl: the node's own rules first
+        original = node_name
+        node_name = remapped(self._remaps, original, "__node".__eq__) or node_name
         try:
             self._name = naming.validate_node_name(node_name)
         except InvalidNameError as exc:
             raise InvalidNodeNameException(node_name, _REASON.sub("", str(exc))) from None
-        ns = self._remaps.get("__ns", namespace or "/")
+        ns = remapped(self._remaps, original, "__ns".__eq__) or namespace or "/"
         try:
             self._namespace = naming.normalize_namespace(ns)
         except InvalidNameError as exc:
             raise InvalidNamespaceException(ns, _REASON.sub("", str(exc))) from None
         fqn = f"{self._namespace.rstrip('/')}/{node_name}"
-        overrides = resolve_overrides(ros.param_sources, fqn)  # files and -p, as rcl
+        # files and -p as rcl reads them, the node's own after the process's
+        overrides = resolve_overrides(glob.param_sources + local.param_sources, fqn)
         for param in parameter_overrides or ():
             overrides[param.name] = param.value
         self._params = NodeParameters(
@@ -222,10 +224,14 @@ class Node(GraphQueries, NodeParameterMethods):
         expanded = self._expand(name, refused)
         if only_expand:
             return expanded
-        for src, dst in self._remaps.items():
-            if not src.startswith("__") and (src == name or self._expand(src, refused) == expanded):
-                return self._expand(dst, refused)
-        return expanded
+
+        def applies(src: str) -> bool:
+            return not src.startswith("__") and (
+                src == name or self._expand(src, refused) == expanded
+            )
+
+        dst = remapped(self._remaps, self._name, applies)  # by the node's (remapped) name
+        return expanded if dst is None else self._expand(dst, refused)
 
     def _expand(self, name: str, refused: type[NameValidationException]) -> str:
         try:
