@@ -369,6 +369,27 @@ def test_a_never_spinning_loop_ends_with_its_federation(ported_run):
     assert "[listener] HEARD unspun 3" in out and "HEARD unspun 4" not in out
 
 
+def test_a_never_spinning_main_with_two_nodes_is_refused_at_its_first_sleep(tmp_path):
+    """Its federation would wait for a node that never joins: the first sleep says so."""
+    two = tmp_path / "two_unspun.py"
+    two.write_text(
+        textwrap.dedent("""
+        import time
+        import rclpy
+        rclpy.init()
+        a, b = rclpy.create_node("left"), rclpy.create_node("right")
+        while rclpy.ok():
+            time.sleep(0.1)
+    """)
+    )
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", two, "--timeout", "5 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode != 0
+    assert "sleeps with 2 nodes made (left, right) and none spun" in r.stdout + r.stderr
+
+
 def test_the_graph_of_a_never_spinning_node_is_its_ports():
     r = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", UNSPUN, NODES / "listener.py"],

@@ -251,8 +251,15 @@ def sleep_unspun(seconds: float) -> bool:
     from hprm_bridge.rclpy import _state
 
     nodes = [n for n in _state["nodes"] if not n._finalized]
-    if _loop is not None or len(nodes) != 1 or not _state["initialized"] or _state["shutdown"]:
+    if _loop is not None or not nodes or not _state["initialized"] or _state["shutdown"]:
         return False
+    if len(nodes) > 1:  # its federation would wait for it, in vain: say so now
+        raise UnsupportedError(
+            f"the node file's main sleeps with {len(nodes)} nodes made "
+            f"({', '.join(n.get_name() for n in nodes)}) and none spun: an HPRM federate "
+            "starts one such node at its main's first sleep; add them to an executor and "
+            "spin it (one federate), or give each node a node file of its own"
+        )
     # its callbacks as tasks: a main that sleeps before its spin ("let connections
     # settle") may then spin a MultiThreadedExecutor, whose callbacks may block
     nodes[0]._callbacks_as_tasks = True
