@@ -130,7 +130,8 @@ def _spin_together(nodes: list[Node]) -> None:
     if len(nodes) > 1 and not main:
         raise UnsupportedError(
             "an executor spinning several nodes on a thread other than the node file's "
-            "main: spin it from the main"
+            "main: spin it from the main (the nodes then run as one federate), or give each "
+            "node a node file of its own"
         )
     _state["spinning"].extend(nodes)
     try:
