@@ -90,3 +90,30 @@ def test_stepping_an_executor_of_several_nodes_is_refused_naming_them(call):
     args = (lambda: None,) if call == "create_task" else ()
     with pytest.raises(UnsupportedError, match=r"has 2 \(left, right\): spin\(\) runs them all"):
         getattr(executor, call)(*args)
+
+
+def test_an_executor_of_several_nodes_spun_on_a_thread_is_refused_saying_why():
+    import threading
+
+    from hprm_bridge import porting
+
+    porting.install_imports()
+    from hprm_bridge.rclpy import UnsupportedError
+    from hprm_bridge.rclpy.executors import MultiThreadedExecutor
+    from hprm_bridge.rclpy.node import Node
+
+    executor = MultiThreadedExecutor()
+    for name in ("left", "right"):
+        executor.add_node(Node(name))
+    raised = []
+
+    def spin():
+        try:
+            executor.spin()
+        except UnsupportedError as exc:
+            raised.append(str(exc))
+
+    t = threading.Thread(target=spin)
+    t.start()
+    t.join(60)
+    assert raised and "spin it from the main (the nodes then run as one federate)" in raised[0]
