@@ -35,8 +35,8 @@ from hprm_core.process_output import setup_process_output
 
 _SETTINGS: dict[str, Any] = {}
 ROS_NODE_LABEL = "ros_node"  # a ported federate's label (FederationGraph.labels): /ns/name
-# A composed federate's other nodes (rclpy/composition.py), comma-separated full names;
-# its endpoints are all said to be its first node's.
+# A composed federate's other nodes (rclpy/composition.py), comma-separated full names
+# (its ROS_TOPICS_LABEL entries name the sibling each belongs to).
 ROS_SIBLINGS_LABEL = "ros_siblings"
 # The gateway federate's name (hprm_bridge.gateway): here, so that what starts it need not
 # import the gateway and DDS with it.

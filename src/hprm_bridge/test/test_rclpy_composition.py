@@ -117,3 +117,30 @@ def test_an_executor_of_several_nodes_spun_on_a_thread_is_refused_saying_why():
     t.start()
     t.join(60)
     assert raised and "spin it from the main (the nodes then run as one federate)" in raised[0]
+
+
+def test_another_federate_sees_each_composed_node_with_its_own_endpoints():
+    """A composed federate's label names each sibling's endpoints by their node, so a
+    ported node elsewhere answers by-node queries as for nodes of their own processes."""
+    from hprm_bridge.porting import ROS_NODE_LABEL, ROS_SIBLINGS_LABEL
+    from hprm_bridge.rclpy.graph import ROS_TOPICS_LABEL, Graph
+    from hprm_core.structure import FederationGraph
+
+    ticker, echo = Graph("/ticker"), Graph("/echo")
+    ticker.add("pub", "/chatter", "std_msgs/msg/String")
+    echo.add("sub", "/chatter", "std_msgs/msg/String")
+    echo.add("cli", "/add_two_ints", "example_interfaces/srv/AddTwoInts")
+    graph = FederationGraph.from_descriptions(["proc", "other"], {"proc": [], "other": []})
+    graph.labels = {"proc": {ROS_NODE_LABEL: "/ticker", ROS_SIBLINGS_LABEL: "/echo",
+                             ROS_TOPICS_LABEL: ticker.label(echo)}}  # fmt: skip
+    viewer = Graph("/viewer")
+    viewer.learn(graph, "other", ROS_NODE_LABEL)
+    assert viewer.names_and_types(("pub", "sub"), "/ticker") == [
+        ("/chatter", ["std_msgs/msg/String"])
+    ]
+    assert viewer.names_and_types(("sub", "cli"), "/echo") == [
+        ("/add_two_ints", ["example_interfaces/srv/AddTwoInts"]),
+        ("/chatter", ["std_msgs/msg/String"]),
+    ]
+    assert viewer.count("sub", "/chatter") == 1 and viewer.count("pub", "/chatter") == 1
+    assert sorted(n for n, _ in viewer.node_names_and_namespaces()) == ["echo", "ticker", "viewer"]

@@ -17,8 +17,8 @@ federate, its reactor a container of the nodes' reactors:
   each node's callbacks wait, as for one node).
 
 Through a gateway (``hprm-ros run --bridge``) ROS 2 sees each node (``ros2 node
-list``, ``ros2 param``); the federation's other ported nodes see each node's name,
-and the process's topics as its first node's. A topic the nodes of the process
+list``, ``ros2 param``); the federation's other ported nodes see each node with its own
+endpoints (the federate's label names each sibling's). A topic the nodes of the process
 publish and subscribe among themselves is still open to the rest of the federation
 and to ROS 2, as it is between ROS 2 processes (``hprm-ros graph``: "published, no
 subscriber inside but itself").

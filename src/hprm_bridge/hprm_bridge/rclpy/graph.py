@@ -60,11 +60,12 @@ class Graph:
         self._own.append((kind, name, ros_type, None if qos is None else qos_fields(qos)))
 
     def label(self, *siblings: Graph) -> str:
-        """What the node tells the federation of itself (with ``siblings``: the nodes
-        composed with it in one federate, whose endpoints the others see as its own)."""
-        own = [e for g in (self, *siblings) for e in g._own]
-        return json.dumps([list(e[:3]) if e[3] is None else list(e) for e in own],
-                          separators=(",", ":"))  # fmt: skip
+        """What the node tells the federation of itself: ``[kind, name, type(, qos)]`` per
+        endpoint; with ``siblings`` (the nodes composed with it in one federate) theirs
+        too, each ending with its node's full name: ``[kind, name, type, qos, node]``."""
+        own: list[list[Any]] = [list(e[:3]) if e[3] is None else list(e) for e in self._own]
+        own += [[*e, g._node] for g in siblings for e in g._own]
+        return json.dumps(own, separators=(",", ":"))
 
     def learn_siblings(self, graphs: list[Graph]) -> None:
         """The other nodes of its process (rclpy/composition.py), after ``learn``."""
@@ -86,8 +87,10 @@ class Graph:
             if fed == me or ROS_TOPICS_LABEL not in labels:
                 continue
             node = labels.get(node_label, fed)
-            for kind, topic, ros_type, *qos in json.loads(labels[ROS_TOPICS_LABEL]):
-                self._others.append((node, kind, topic, ros_type, qos[0] if qos else None))
+            for kind, topic, ros_type, *rest in json.loads(labels[ROS_TOPICS_LABEL]):
+                qos = rest[0] if rest else None
+                owner = rest[1] if len(rest) > 1 else node  # a composed sibling's: its node
+                self._others.append((owner, kind, topic, ros_type, qos))
         boundaries = set(getattr(graph, "boundaries", []))
         ports = {("pub", c.src, c.topic) for c in graph.connections if c.src_federate in boundaries}
         ports |= {
