@@ -70,7 +70,7 @@ from hprm_bridge.bridge_config import (
     tag_policy_arg,
     with_flags,
 )
-from hprm_bridge.porting import ROS_NODE_LABEL, sibling_nodes
+from hprm_bridge.porting import ROS_NODE_LABEL, endpoint_nodes, sibling_nodes
 from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
 from hprm_core import Input, Output, PhysicalAction, Reactor
@@ -247,8 +247,11 @@ class Gateway(Reactor):
                  ", ".join(f"{t.topic} ({t.direction})" for t in crossing))  # fmt: skip
 
     def _owners(self, topic: str, ends: str) -> list[str]:
-        """The ported nodes (full names) that write or read ``topic`` through the gateway."""
-        return sorted(b["node"] for b in self.behind.values() if topic in b.get(ends, ()))
+        """The ported nodes (full names) that write or read ``topic`` through the gateway
+        (of a composed federate, the nodes of it that have the topic)."""
+        found = {n for b in self.behind.values() if topic in b.get(ends, ())
+                 for n in b.get("owners", {}).get(ends, {}).get(topic) or [b["node"]]}  # fmt: skip
+        return sorted(found)
 
     def _serve_parameters(self, node: str, action: PhysicalAction) -> None:
         """The six parameter services of ported node ``node``: each call enters
@@ -472,7 +475,8 @@ def nodes_behind(graph: Any, me: str) -> dict[str, dict[str, Any]]:
     through ``me``."""
     behind: dict[str, dict[str, Any]] = {
         f: {"node": graph.labels.get(f, {}).get(ROS_NODE_LABEL, f"/{f}"), "writes": [],
-            "reads": [], "siblings": sibling_nodes(graph.labels.get(f, {}))}
+            "reads": [], "siblings": sibling_nodes(graph.labels.get(f, {})),
+            "owners": endpoint_nodes(graph.labels.get(f, {}))}
         for f in graph.federates if f != me
     }  # fmt: skip
     for c in graph.connections:

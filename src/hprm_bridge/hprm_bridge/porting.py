@@ -147,6 +147,28 @@ def sibling_nodes(labels: dict[str, str]) -> list[str]:
     return [n for n in labels.get(ROS_SIBLINGS_LABEL, "").split(",") if n]
 
 
+def endpoint_nodes(labels: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """A composed federate's port topics it ``writes`` and ``reads``, each with the nodes
+    it belongs to (empty for a federate of one node: all its ports are its node's)."""
+    from hprm_bridge import service_ports
+
+    if not sibling_nodes(labels):
+        return {}
+    first = labels.get(ROS_NODE_LABEL, "")
+    owners: dict[str, dict[str, list[str]]] = {"writes": {}, "reads": {}}
+    for kind, name, _, *rest in json.loads(labels.get(ROS_TOPICS_LABEL, "[]")):
+        node = rest[1] if len(rest) > 1 else first
+        request, reply = service_ports.request_topic(name), service_ports.reply_topic(name)
+        ends = {"pub": [("writes", name)], "sub": [("reads", name)],
+                "srv": [("reads", request), ("writes", reply)],
+                "cli": [("writes", request), ("reads", reply)]}.get(kind, [])  # fmt: skip
+        for end, topic in ends:
+            nodes = owners[end].setdefault(topic, [])
+            if node not in nodes:
+                nodes.append(node)
+    return owners
+
+
 def federate_names() -> tuple[str, str]:
     """(federation id, federate name) of this process's node ("" outside a federation)."""
     return _SETTINGS.get("federation") or "", _SETTINGS.get("name") or ""

@@ -3,6 +3,7 @@ ported nodes leave open reach plain ROS 2 and back. Real processes and DDS
 traffic: plain nodes on the ROS-free wire client everywhere, on real rclpy
 where a Humble is sourced."""
 
+import json
 import os
 import re
 import subprocess
@@ -49,13 +50,22 @@ def test_the_nodes_behind_the_gateway_go_by_their_ros_node_names():
                                               {**ports, "view": [], "proc": []},
                                               boundaries=["gw"])  # fmt: skip
     graph.connections.append(ConnectionSpec("cam.p", "gw.outof0", topic="/image"))
+    topics = [["pub", "/chatter", "std_msgs/msg/String"],  # the first node's, then its sibling's
+              ["sub", "/chatter", "std_msgs/msg/String", None, "/echo"],
+              ["cli", "/add", "example_interfaces/srv/AddTwoInts", None, "/echo"]]  # fmt: skip
     graph.labels = {"cam": {"ros_node": "/robot/camera"},
-                    "proc": {"ros_node": "/ticker", "ros_siblings": "/summer,/echo"}}  # fmt: skip
+                    "proc": {"ros_node": "/ticker", "ros_siblings": "/summer,/echo",
+                             "ros_topics": json.dumps(topics)}}  # fmt: skip
+    none = {"siblings": [], "owners": {}}
     assert nodes_behind(graph, "gw") == {
-        "cam": {"node": "/robot/camera", "writes": ["/image"], "reads": [], "siblings": []},
-        "view": {"node": "/view", "writes": [], "reads": [], "siblings": []},
-        "proc": {"node": "/ticker", "writes": [], "reads": [], "siblings": ["/summer", "/echo"]},
-    }
+        "cam": {"node": "/robot/camera", "writes": ["/image"], "reads": [], **none},
+        "view": {"node": "/view", "writes": [], "reads": [], **none},
+        "proc": {"node": "/ticker", "writes": [], "reads": [], "siblings": ["/summer", "/echo"],
+                 "owners": {"writes": {"/chatter": ["/ticker"],
+                                       "/_hprm/services/add/request": ["/echo"]},
+                            "reads": {"/chatter": ["/echo"],
+                                      "/_hprm/services/add/reply": ["/echo"]}}},
+    }  # fmt: skip
 
 
 @pytest.mark.parametrize(

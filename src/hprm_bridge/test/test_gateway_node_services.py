@@ -249,6 +249,12 @@ def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, r
         assert want <= nodes and "/composed" not in nodes, nodes
         got = _ros2(env, "param", "get", "--no-daemon", "/echo", "use_sim_time")
         assert "Boolean value is: False" in got.stdout, got.stdout + got.stderr
+        # each node with its own endpoints: the echo's client calls out to ROS 2 (/chatter
+        # stays inside the federation: the process both publishes and subscribes it)
+        echo = _ros2(env, "node", "info", "/echo", "--no-daemon").stdout
+        ticker = _ros2(env, "node", "info", "/ticker", "--no-daemon").stdout
+        assert "/add_two_ints: example_interfaces/srv/AddTwoInts" in echo, echo
+        assert "/add_two_ints" not in ticker and "/chatter" not in echo + ticker, ticker
     finally:
         os.killpg(fed.pid, signal.SIGINT)
         out = fed.communicate(timeout=60)[0]

@@ -19,9 +19,9 @@ federate, its reactor a container of the nodes' reactors:
 Through a gateway (``hprm-ros run --bridge``) ROS 2 sees each node (``ros2 node
 list``, ``ros2 param``); the federation's other ported nodes see each node with its own
 endpoints (the federate's label names each sibling's). A topic the nodes of the process
-publish and subscribe among themselves is still open to the rest of the federation
-and to ROS 2, as it is between ROS 2 processes (``hprm-ros graph``: "published, no
-subscriber inside but itself").
+publish and subscribe among themselves reaches the federation's other subscribers too,
+but not ROS 2: as any topic the federation both publishes and subscribes, it is not left
+open for the gateway (``hprm-ros graph``: "published, no subscriber inside but itself").
 """
 
 from __future__ import annotations
