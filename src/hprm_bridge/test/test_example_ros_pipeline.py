@@ -24,12 +24,16 @@ FRAMES = 6  # 30 Hz for 200 ms: frames at 33.3 .. 200 ms
 
 
 def _run_pipeline(*extra, timeout="200 ms", files=NODES):
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, files),
-         "--timeout", timeout, *extra],
-        capture_output=True, text=True, timeout=180,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, files),
+             "--timeout", timeout, *extra],
+            capture_output=True, text=True, timeout=180,
+            env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )  # fmt: skip
+    except subprocess.TimeoutExpired as exc:  # a hang: what each process said until then
+        said = exc.output.decode(errors="replace") if isinstance(exc.output, bytes) else exc.output
+        pytest.fail(f"hprm-ros run hung for {exc.timeout} s; it printed:\n{said}")
     assert r.returncode == 0, r.stdout + r.stderr
     return r.stdout
 
