@@ -256,7 +256,7 @@ def sleep_unspun(seconds: float) -> bool:
     if len(nodes) > 1:  # its federation would wait for it, in vain: say so now
         raise UnsupportedError(
             f"the node file's main sleeps with {len(nodes)} nodes made "
-            f"({', '.join(n.get_name() for n in nodes)}) and none spun: an HPRM federate "
+            f"({', '.join(sorted(n.get_name() for n in nodes))}) and none spun: an HPRM federate "
             "starts one such node at its main's first sleep; add them to an executor and "
             "spin it (one federate), or give each node a node file of its own"
         )
