@@ -38,6 +38,9 @@ class FanIn:
         self._step = -1
         self._parts: dict[int, Any] = {}  # sending federate id -> its value at this tag
         self._warned = False
+        #: the port is connected on (a composite federate's input feeding its children):
+        #: set once the federate is assembled (hprm_core.links); off the common path
+        self.onward = False
 
     def share(self, source: int) -> FanInShare:
         return FanInShare(self, source)
@@ -51,13 +54,18 @@ class FanIn:
         self._parts[source] = value
         combined = self.combined()
         port._fire(combined)
-        # connected on from it (a composite federate's children), as a local value goes
+        if self.onward:
+            self._go_on(combined)
+
+    def _go_on(self, value: Any) -> None:
+        """To the ports connected on from the port, as a local value goes."""
+        port = self.port
         for onward in port._fanout[1:]:
             onward._tardy_step = port._tardy_step
-            onward._fire(combined)
+            onward._fire(value)
         sched = port._sched
         for delay, later in port._delayed:
-            sched.schedule(later, sched.tag.delay(delay), combined)
+            sched.schedule(later, sched.tag.delay(delay), value)
 
     def combined(self) -> Any:
         parts = [self._parts[k] for k in sorted(self._parts)]

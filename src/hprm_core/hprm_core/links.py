@@ -89,8 +89,10 @@ class FederateLinks:
         for c in self.in_ports.values():
             dst = c.dst
             assert dst is not None
-            if (len(dst._fanout) > 1 or dst._delayed) and not isinstance(c.deliver, FanInShare):
-                c.deliver = FanIn(dst).share(c.src_fed)
+            if len(dst._fanout) > 1 or dst._delayed:
+                if not isinstance(c.deliver, FanInShare):
+                    c.deliver = FanIn(dst).share(c.src_fed)
+                c.deliver.fan_in.onward = True
         self.gate_template = []
         for c in self.in_ports.values():
             if c.needs_absent:

@@ -8,16 +8,13 @@ from hprm_core.fan_in import FanIn
 
 
 class _Port:
-    """What FanIn uses of a port: its scheduler's step, _fire, and where it leads (here:
-    nowhere further)."""
+    """What FanIn uses of a port: its scheduler's step and _fire."""
 
     fqn = "main.sink.inp"
 
     def __init__(self):
         self._sched = SimpleNamespace(step=0)
         self.fired = []
-        self._fanout = (self,)
-        self._delayed = ()
 
     def _fire(self, value):
         self.fired.append((self._sched.step, value))
