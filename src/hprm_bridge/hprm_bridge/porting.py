@@ -147,6 +147,16 @@ def sibling_nodes(labels: dict[str, str]) -> list[str]:
     return [n for n in labels.get(ROS_SIBLINGS_LABEL, "").split(",") if n]
 
 
+def label_endpoints(labels: dict[str, str], node: str) -> list[tuple[Any, ...]]:
+    """A ported federate's endpoints from its topics label: ``(node, kind, name, type,
+    qos)``, ``node`` where the entry names none (a composed sibling's names its own)."""
+    found = []
+    for kind, name, ros_type, *rest in json.loads(labels.get(ROS_TOPICS_LABEL, "[]")):
+        qos = rest[0] if rest else None
+        found.append((rest[1] if len(rest) > 1 else node, kind, name, ros_type, qos))
+    return found
+
+
 def endpoint_nodes(labels: dict[str, str]) -> dict[str, dict[str, list[str]]]:
     """A composed federate's port topics it ``writes`` and ``reads``, each with the nodes
     it belongs to (empty for a federate of one node: all its ports are its node's)."""
@@ -154,10 +164,8 @@ def endpoint_nodes(labels: dict[str, str]) -> dict[str, dict[str, list[str]]]:
 
     if not sibling_nodes(labels):
         return {}
-    first = labels.get(ROS_NODE_LABEL, "")
     owners: dict[str, dict[str, list[str]]] = {"writes": {}, "reads": {}}
-    for kind, name, _, *rest in json.loads(labels.get(ROS_TOPICS_LABEL, "[]")):
-        node = rest[1] if len(rest) > 1 else first
+    for node, kind, name, _, _ in label_endpoints(labels, labels.get(ROS_NODE_LABEL, "")):
         request, reply = service_ports.request_topic(name), service_ports.reply_topic(name)
         ends = {"pub": [("writes", name)], "sub": [("reads", name)],
                 "srv": [("reads", request), ("writes", reply)],

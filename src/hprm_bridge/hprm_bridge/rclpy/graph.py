@@ -76,7 +76,7 @@ class Graph:
 
     def learn(self, graph: Any, me: str, node_label: str) -> None:
         """From the federation graph the RTI sent, before the start."""
-        from hprm_bridge.porting import sibling_nodes
+        from hprm_bridge.porting import label_endpoints, sibling_nodes
 
         self._nodes, self._others = [], []
         for fed in graph.federates:
@@ -86,11 +86,7 @@ class Graph:
                 self._nodes.extend(sibling_nodes(labels))
             if fed == me or ROS_TOPICS_LABEL not in labels:
                 continue
-            node = labels.get(node_label, fed)
-            for kind, topic, ros_type, *rest in json.loads(labels[ROS_TOPICS_LABEL]):
-                qos = rest[0] if rest else None
-                owner = rest[1] if len(rest) > 1 else node  # a composed sibling's: its node
-                self._others.append((owner, kind, topic, ros_type, qos))
+            self._others.extend(label_endpoints(labels, labels.get(node_label, fed)))
         boundaries = set(getattr(graph, "boundaries", []))
         ports = {("pub", c.src, c.topic) for c in graph.connections if c.src_federate in boundaries}
         ports |= {
