@@ -12,6 +12,7 @@ Example::
 
     hprm-ros run camera.py detector.py --coordination decentralized \\
         --stp-offset "20 ms" --timeout "5 s" --after /feedback="1 ms"
+    hprm-ros run deadline.py --arguments deadline="350 --publish-for 3000"
     hprm-ros graph camera.py detector.py --format mermaid
 """
 
@@ -20,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -53,6 +55,17 @@ def _param_arg(text: str) -> tuple[str, str]:
     return node, rest
 
 
+def _arguments_arg(text: str) -> tuple[str, list[str]]:
+    """``NODE=ARGS``: the program arguments of one node, split as a shell would."""
+    node, sep, rest = text.partition("=")
+    if not sep or not node:
+        raise argparse.ArgumentTypeError(f'expected NODE="ARG ...", got {text!r}')
+    try:
+        return node, shlex.split(rest)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"--arguments {node}: {exc}") from None
+
+
 def _per_node_duration(text: str) -> tuple[str | None, str]:
     """``DURATION`` (every federate) or ``NODE=DURATION`` (that node's federate only)."""
     node, sep, value = text.rpartition("=")
@@ -73,6 +86,10 @@ def _node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remap", action="append", default=[], type=_param_arg,
                    metavar="NODE:FROM:=TO",
                    help="one remapping of one node (a topic, __ns or __node)")  # fmt: skip
+    p.add_argument("--arguments", action="append", default=[], type=_arguments_arg,
+                   metavar='NODE="ARG ..."',
+                   help="a node's own command-line arguments (what ros2 run passes after "
+                   "the executable; shell-quoted, repeatable)")  # fmt: skip
 
 
 def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
@@ -80,7 +97,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     for f in args.params_file:
         if not Path(f).is_file():
             p.error(f"params file not found: {f}")
-    for option in ("param", "remap"):
+    for option in ("param", "remap", "arguments"):
         unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
         if unknown:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
@@ -109,15 +126,19 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     return names
 
 
-def _node_command(args: argparse.Namespace, name: str, node: str) -> list[str]:
-    """One node's federate process (``hprm_bridge.porting``), with its --ros-args."""
-    cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name]
+def _node_command(
+    args: argparse.Namespace, name: str, node: str, flags: list[str] | tuple[str, ...] = ()
+) -> list[str]:
+    """One node's federate process (``hprm_bridge.porting``) with ``flags``, its
+    --ros-args and, last, its own arguments."""
+    cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name, *flags]
     ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
     ros_args += [a for n, kv in args.param if n == name for a in ("-p", kv)]
     ros_args += [a for n, rule in args.remap if n == name for a in ("-r", rule)]
     if ros_args:
         cmd += ["--ros-args-json", json.dumps(ros_args)]
-    return cmd
+    own = [a for n, given in args.arguments if n == name for a in given]
+    return [*cmd, "--", *own] if own else cmd
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -159,7 +180,7 @@ def launch_nodes(
 
     per_node = per_node or {}
     commands = {
-        name: [*_node_command(args, name, node), *node_flags, *per_node.get(name, [])]
+        name: _node_command(args, name, node, [*node_flags, *per_node.get(name, [])])
         for name, node in args.nodes
     }
     commands.update(extra)
@@ -175,7 +196,7 @@ def _describe(args: argparse.Namespace) -> dict[str, list[dict[str, Any]]] | Non
         procs = {}
         for name, node in args.nodes:
             out = Path(tmp) / f"{name}.json"
-            cmd = [*_node_command(args, name, node), "--describe", str(out)]
+            cmd = _node_command(args, name, node, ["--describe", str(out)])
             procs[name] = (out, subprocess.Popen(cmd, stdout=subprocess.PIPE,
                                                  stderr=subprocess.STDOUT, text=True))  # fmt: skip
         failed = False

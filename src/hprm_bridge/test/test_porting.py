@@ -238,6 +238,44 @@ def test_remappings_reach_each_node_and_change_what_connects():
     assert r.returncode == 2 and "--remap names no node nobody" in r.stderr
 
 
+def test_a_node_gets_its_own_arguments_as_ros2_run_passes_them(tmp_path):
+    """``--arguments NODE="..."``: what ``ros2 run pkg exe ARGS`` gives the executable
+    (ros2/demos' QoS demos take their settings so), before its --ros-args; the graph
+    sees them too, since they may choose the topics."""
+    node = tmp_path / "chooser.py"
+    node.write_text(
+        textwrap.dedent("""
+        import argparse
+        import sys
+        import rclpy
+        from rclpy.utilities import remove_ros_args
+        from std_msgs.msg import String
+
+        p = argparse.ArgumentParser()
+        p.add_argument("topic")
+        p.add_argument("--greeting", default="hi")
+        args = p.parse_args(remove_ros_args(sys.argv)[1:])
+        rclpy.init(args=sys.argv)
+        node = rclpy.create_node("chooser")
+        print("ARGS", args.topic, repr(args.greeting), node.declare_parameter("n", 0).value)
+        node.create_publisher(String, args.topic, 10)
+        rclpy.spin(node)
+    """)
+    )
+    given = ["--arguments", "chooser=words --greeting 'good day'", "--param", "chooser:n:=3"]
+    r = _hprm_ros(node, *given, "--timeout", "10 ms", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "[chooser] ARGS words 'good day' 3" in r.stdout
+    g = subprocess.run([*HPRM_ROS, "graph", str(node), *given], capture_output=True,
+                       text=True, timeout=60)  # fmt: skip
+    assert g.returncode == 0, g.stderr
+    assert "chooser -> /words [std_msgs/msg/String]" in g.stdout
+    r = _hprm_ros(node, "--arguments", "nobody=x", timeout=60)
+    assert r.returncode == 2 and "--arguments names no node nobody" in r.stderr
+    r = _hprm_ros(node, "--arguments", "chooser='unclosed", timeout=60)
+    assert r.returncode == 2 and "--arguments chooser: No closing quotation" in r.stderr
+
+
 def test_nodes_use_custom_message_packages_and_hprm_msgs_from_source(tmp_path):
     """A package of .msg files on HPRM_MSG_PATH (no ROS build) and hprm_msgs
     from this checkout: `from my_msgs.msg import Detection` in ported nodes."""

@@ -390,6 +390,26 @@ def test_a_never_spinning_main_with_two_nodes_is_refused_at_its_first_sleep(tmp_
     assert "sleeps with 2 nodes made (left, right) and none spun" in r.stdout + r.stderr
 
 
+def test_a_stop_signal_while_joining_interrupts_a_never_spinning_main(tmp_path):
+    """Another node fails before the federation starts; the launcher then stops the
+    rest. A main still waiting to join gets KeyboardInterrupt, as under rclpy, and its
+    ``except KeyboardInterrupt:`` (ros2/demos' data_publisher publishes a last message
+    and sleeps) runs to its end in wall-clock time: no turns are left to wait for."""
+    failing = tmp_path / "failing.py"
+    failing.write_text("import time\ntime.sleep(2)\nraise SystemExit(3)\n")  # once it waits
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", UNSPUN, failing, "--param",
+         "unspun_talker:nap:=0.5",
+         "--timeout", "5 s"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 3, out
+    assert "[unspun_talker] INTERRUPTED, ok False" in out
+    assert "[unspun_talker] SLEPT AFTER THE INTERRUPT" in out  # not killed in that sleep
+    assert "AssemblyError" not in out and "not part of a running program" not in out
+
+
 def test_the_graph_of_a_never_spinning_node_is_its_ports():
     r = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", UNSPUN, NODES / "listener.py"],

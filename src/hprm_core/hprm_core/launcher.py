@@ -135,8 +135,9 @@ class Launch:
     ) -> Launch:
         """A federation of federates that describe themselves (one executable
         each): ``commands`` maps each federate's name to its command line, to
-        which ``--rti ADDRESS --federation ID --listen-dir DIR`` are added; the
-        RTI gets the names and ``rti_args`` (e.g. ``--coordination``)."""
+        which ``--rti ADDRESS --federation ID --listen-dir DIR`` are added (before
+        a ``--``, after which a wrapper passes the rest to its program); the RTI
+        gets the names and ``rti_args`` (e.g. ``--coordination``)."""
         launch = cls.__new__(cls)
         launch._start(commands, [",".join(commands), *rti_args], output)
         return launch
@@ -169,7 +170,8 @@ class Launch:
             for name, args in commands.items():
                 where = ["--rti", rti_address, "--federation", self.federation,
                          "--listen-dir", self.dir]  # fmt: skip
-                self._spawn(name, [*args, *where], env)
+                end = args.index("--") if "--" in args else len(args)
+                self._spawn(name, [*args[:end], *where, *args[end:]], env)
         except BaseException:
             self.terminate()
             raise

@@ -2,6 +2,7 @@
 coordinations guarantee, and what happens to failing reactions, dying or stopped processes
 and hostile input under ``hprm run`` (hprm_core.testing.FederationRun)."""
 
+import ast
 import os
 import re
 import signal
@@ -620,3 +621,22 @@ def test_a_causality_loop_across_federates_is_refused_naming_it(monkeypatch, coo
         assert f"federate {name} stopped: {loop}" in r.text, r.text
     assert "federation started" not in r.text
     r.assert_clean()
+
+
+def test_a_wrapper_command_gets_the_federation_before_its_double_dash():
+    """A federate command may wrap a program (``hprm-ros run``: the porting wrapper, then
+    the node's own arguments after ``--``): where to find the RTI is the wrapper's, so
+    it goes before the ``--``, never among the program's arguments."""
+    show = "import sys; print('ARGV', sys.argv[1:]); sys.exit(4)"
+    lines: list[str] = []
+    launch = Launch.of_processes(
+        {"wrapped": [sys.executable, "-c", show, "--wrapper-flag", "--", "own", "--x"]},
+        output=lines.append,
+    )
+    assert launch.wait() == 4
+    argv = next(ast.literal_eval(line.split("ARGV ", 1)[1]) for line in lines if "ARGV" in line)
+    dash = argv.index("--")
+    assert argv[dash:] == ["--", "own", "--x"], argv
+    assert argv[0] == "--wrapper-flag" and argv[1:dash:2] == ["--rti", "--federation",
+                                                               "--listen-dir"], argv  # fmt: skip
+    assert not os.path.exists(launch.dir)

@@ -167,6 +167,16 @@ def leave() -> None:
         task.end(None)
 
 
+def release_main() -> None:
+    """The node file's main is no task any more, and no later sleep makes it one: it was
+    interrupted before its federation started, so there are no turns to take; its
+    sleeps are Python's again (the ``except KeyboardInterrupt:`` of a node file may
+    still sleep before it ends)."""
+    adopt_main_on_sleep(None)
+    start_on_sleep(None)
+    _current.task = None
+
+
 def in_turn(fn: Callable[[], None]) -> None:
     """Call ``fn`` as the reactor's own thread would at this point: at once outside a
     task; from a task in its turn, on the reactor's thread as the turn ends (what a

@@ -62,7 +62,7 @@ from typing import Any
 
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.executors import ExternalShutdownException
-from hprm_bridge.rclpy.logical_sleep import adopt_main_on_sleep, in_turn
+from hprm_bridge.rclpy.logical_sleep import adopt_main_on_sleep, in_turn, release_main
 
 
 class MainLoop:
@@ -74,7 +74,10 @@ class MainLoop:
         self._sleeper = node._tasks()  # before the reactor is built: it has the wake action
         self._sleeper.on_stop = _context_stopped
         self._task: Any = None
-        self._thread = threading.Thread(target=self._run, name=f"{node.get_name()}-reactor")
+        # a daemon: a stop signal while joining ends the process without waiting for the join
+        self._thread = threading.Thread(
+            target=self._run, name=f"{node.get_name()}-reactor", daemon=True
+        )
         self.code = 0
         self._error: BaseException | None = None
         self._polled_at: Any = None  # the tag of the last zero-timeout poll
@@ -121,10 +124,26 @@ class MainLoop:
         self._catch_signals()
         return task
 
+    def _started(self) -> bool:
+        """Whether the federation has started (it may be over since)."""
+        sched = self.node._reactor._sched
+        return sched is not None and sched.start_time != 0
+
     def _on_signal(self, signum: int, frame: Any) -> None:
+        if not self._started():  # still joining: nothing to stop cleanly yet
+            # the main is interrupted, as under rclpy (and as the core's own main is)
+            self._restore_signals()
+            release_main()
+            _context_stopped()
+            raise KeyboardInterrupt
         # request_stop takes the scheduler's lock: not from a handler that may have
         # interrupted the code holding it
         threading.Thread(target=self.node._reactor.request_stop, daemon=True).start()
+
+    def _restore_signals(self) -> None:
+        for s, handler in self._signals.items():
+            signal.signal(s, handler)
+        self._signals.clear()
 
     def _run(self) -> None:
         from hprm_bridge import porting
@@ -169,12 +188,14 @@ class MainLoop:
             task.end(failure)
             failure = None  # the reactor's now: the node fails with it
         elif not self._ended.is_set():
+            if not self._started():  # interrupted while joining: leave the join behind
+                self._restore_signals()
+                raise failure if failure is not None else KeyboardInterrupt
             self.node._reactor.request_stop()
         self._ended.wait()
         if self._thread.ident is not None:
             self._thread.join()
-        for s, handler in self._signals.items():
-            signal.signal(s, handler)
+        self._restore_signals()
         if self._error is not None:
             raise self._error
         if failure is not None:  # raised outside a turn of the main: not the reactor's

@@ -32,7 +32,19 @@ from hprm_bridge.rclpy.qos import (
     ReliabilityPolicy,
 )
 
-__all__ = ["InvalidQosOverridesError", "QoSOverridingOptions"]
+__all__ = ["InvalidQosOverridesError", "QoSOverridingOptions", "QosCallbackType"]
+# and QosCallbackResult (module __getattr__)
+
+QosCallbackType = Callable[[QoSProfile], Any]  # returns a QosCallbackResult
+
+
+def __getattr__(name: str) -> Any:
+    # rclpy's QosCallbackResult is rcl_interfaces' SetParametersResult (what the options'
+    # callback returns): a message class, so looked up when first asked for
+    if name == "QosCallbackResult":
+        return messages.message_class("rcl_interfaces/msg/SetParametersResult")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _ENUMS = {QoSPolicyKind.HISTORY: HistoryPolicy, QoSPolicyKind.RELIABILITY: ReliabilityPolicy,
           QoSPolicyKind.DURABILITY: DurabilityPolicy,

@@ -11,7 +11,11 @@ from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSPolicyKind, QoSProfile
-from rclpy.qos_overriding_options import InvalidQosOverridesError, QoSOverridingOptions
+from rclpy.qos_overriding_options import (
+    InvalidQosOverridesError,
+    QosCallbackResult,
+    QoSOverridingOptions,
+)
 from std_msgs.msg import String
 
 rclpy.init(args=["probe", "--ros-args", "--params-file", sys.argv[1]])
@@ -31,7 +35,8 @@ sub = node.create_subscription(
 
 def shallow(qos):
     ok = qos.depth <= 5
-    return SetParametersResult(successful=ok, reason="" if ok else "too deep")
+    assert QosCallbackResult is SetParametersResult  # ros2/demos' qos_overrides_talker uses it
+    return QosCallbackResult(successful=ok, reason="" if ok else "too deep")
 
 
 refused = ""

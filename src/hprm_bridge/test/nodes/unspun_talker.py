@@ -18,14 +18,20 @@ def main():
     pub = node.create_publisher(String, "chatter", 10)
     last = None
     n = 0
-    while rclpy.ok() and n < passes:
-        pub.publish(String(data=f"unspun {n}"))
-        now = node.get_clock().now().nanoseconds
-        gap = "" if last is None else f", {round((now - last) / 1e6)} ms after the last"
-        print(f"SENT {n}{gap}", flush=True)
-        last = now
-        time.sleep(nap)
-        n += 1
+    try:
+        while rclpy.ok() and n < passes:
+            pub.publish(String(data=f"unspun {n}"))
+            now = node.get_clock().now().nanoseconds
+            gap = "" if last is None else f", {round((now - last) / 1e6)} ms after the last"
+            print(f"SENT {n}{gap}", flush=True)
+            last = now
+            time.sleep(nap)
+            n += 1
+    except KeyboardInterrupt:  # as ros2/demos' data_publisher: a last word, then out
+        print(f"INTERRUPTED, ok {rclpy.ok()}", flush=True)
+        time.sleep(0.1)
+        print("SLEPT AFTER THE INTERRUPT", flush=True)
+        raise
     print(f"END after {n} passes, ok {rclpy.ok()}", flush=True)
     print("STOP", flush=True)
     node.destroy_node()
