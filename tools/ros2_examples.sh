@@ -2,10 +2,14 @@
 # Runs the rclpy programs of a ros2/examples checkout (branch humble) ported, with
 # hprm-ros run, and prints one line per case: PASS when the run ended 0 and printed
 # what the example prints when it works, else FAIL with the run's last error line.
-#   git clone -b humble https://github.com/ros2/examples && tools/ros2_examples.sh examples
+# Given a ros2/demos checkout (branch humble) too, its Python demos as well.
+#   git clone -b humble https://github.com/ros2/examples
+#   git clone -b humble https://github.com/ros2/demos
+#   tools/ros2_examples.sh examples [demos]
 # docs/ros2_examples.md has the last table and what each failure means.
 set -u
-ex=$(cd "${1:?usage: tools/ros2_examples.sh ROS2_EXAMPLES_CHECKOUT}" && pwd)/rclpy
+ex=$(cd "${1:?usage: tools/ros2_examples.sh ROS2_EXAMPLES_CHECKOUT [ROS2_DEMOS_CHECKOUT]}" && pwd)/rclpy
+demos=${2:+$(cd "$2" && pwd)}
 here=$(cd "$(dirname "$0")/.." && pwd)
 hprm_ros="${HPRM_ROS:-$here/.venv/bin/hprm-ros}"
 export PYTHONPATH="$ex/executors${PYTHONPATH:+:$PYTHONPATH}"  # composed.py imports its package
@@ -23,7 +27,7 @@ case_() {  # timeout, expected output, node files...
   out=$(timeout 120 "$hprm_ros" run "$@" --timeout "$timeout" 2>&1)
   rc=$?
   local what
-  what=$(for f in "$@"; do basename "$f" .py; done | paste -sd+)
+  what=$(for f in "$@"; do case $f in *.py) basename "$f" .py ;; esac; done | paste -sd+)
   if [ $rc -eq 0 ] && grep -q -- "$expect" <<<"$out"; then
     echo "PASS $what"
   else
@@ -51,3 +55,27 @@ case_ 2s "I heard" "$x/callback_group.py"
 case_ 2s "I heard" "$x/custom_executor.py"
 case_ 5s "guard callback called shutdown" "$ex/guard_conditions/examples_rclpy_guard_conditions/trigger_guard_condition.py"
 case_ 2s "Publishing" "$t/pointcloud_publisher/examples_rclpy_pointcloud_publisher/pointcloud_publisher.py"
+
+[ -n "$demos" ] || exit 0
+d=$demos/demo_nodes_py/demo_nodes_py; q=$demos/quality_of_service_demo/rclpy
+act=$demos/action_tutorials/action_tutorials_py/action_tutorials_py
+mon=$demos/topic_monitor/topic_monitor/scripts
+export PYTHONPATH="$q:$PYTHONPATH"  # the QoS demos import their package's common_nodes
+case_ 3s 'I heard: \[Hello World: 2\]' "$d/topics/talker.py" "$d/topics/listener.py"
+case_ 3s "I heard: \"b'" "$d/topics/talker.py" "$d/topics/listener_serialized.py"
+case_ 3s 'I heard: \[Hello World: 2\]' "$d/topics/talker_qos.py" "$d/topics/listener_qos.py"
+for c in add_two_ints_client add_two_ints_client_async; do
+  case_ 3s "Result of add_two_ints: 5" "$d/services/add_two_ints_server.py" "$d/services/$c.py"
+done
+HPRM_MSG_PATH="$demos/action_tutorials" case_ 30s "Result: array" \
+  "$act/fibonacci_action_server.py" "$act/fibonacci_action_client.py"
+case_ 3s "Lifecycle publisher is active" "$demos/lifecycle_py/lifecycle_py/talker.py"
+qd=$q/quality_of_service_demo_py
+case_ 3s "I heard" "$qd/qos_overrides_talker.py" "$qd/qos_overrides_listener.py"
+case_ 6s "QoSRequestedDeadlineMissedInfo" "$qd/deadline.py" \
+  --arguments "deadline=350 --publish-for 3000 --pause-for 3000"
+case_ 8s "QoSRequestedIncompatibleQoSInfo" "$qd/incompatible_qos.py" \
+  --arguments "incompatible_qos=durability"
+case_ 6s "I heard" "$qd/lifespan.py" --arguments "lifespan=1000 --publish-count 10 --subscribe-after 3000"
+case_ 6s "QoSLivelinessChangedInfo" "$qd/liveliness.py" --arguments "liveliness=1000 --kill-publisher-after 2000"
+case_ 5s "topic1_data" "$mon/data_publisher.py" "$mon/topic_monitor.py"

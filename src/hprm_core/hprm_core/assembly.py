@@ -21,6 +21,7 @@ from typing import Any
 from hprm_core.errors import AssemblyError
 from hprm_core.structure import COORDINATIONS, FederationGraph
 from hprm_core.transport import Connection, Frame
+from hprm_core.trigger import is_contract
 
 log = logging.getLogger("hprm.rti")
 
@@ -106,6 +107,7 @@ class Assembly:
             and isinstance(p.get("msg_type"), (str, type(None)))
             and isinstance(p.get("wait", True), bool)
             and isinstance(p.get("boundary", False), bool)
+            and is_contract(p.get("contract", {}))
             for p in ports
         ):
             return f"federate {name}: malformed port description"
@@ -167,6 +169,9 @@ class Assembly:
         )
         self.graph.assigned = assigned
         self.graph.labels = {n: v for n, v in self._labels.items() if v}
+        for r in self.graph.refused:
+            log.info("  %s -x- %s (topic %s): not connected, the output offers less than the "
+                     "input requests (%s)", r.src, r.dst, r.topic, ", ".join(r.terms))  # fmt: skip
         for c in self.graph.connections:
             delay = (
                 ""

@@ -148,8 +148,14 @@ def render_federation(
         if c.after is not None:
             delay = f" ({describe_delay(c.after)})" if c.after else " (+1 microstep)"
         edges.append((c.src_federate, c.dst_federate, c.topic or c.dst, delay))
+    # matched by topic, kept apart by their contracts: shown as such, not as loose ends
+    refused = [(r.src.split(".", 1)[0], r.dst.split(".", 1)[0], r.topic,
+                f"the output offers less than the input requests: {', '.join(r.terms)}")
+               for r in graph.refused]  # fmt: skip
     linked_out = {(c.src_federate, c.topic) for c in graph.connections}
+    linked_out |= {(a, topic) for a, _, topic, _ in refused}
     linked_in = {(c.dst_federate, c.topic) for c in graph.connections}
+    linked_in |= {(b, topic) for _, b, topic, _ in refused}
     loose = []  # (federate, topic, "out" | "in") with no other end in the federation
     for fed in graph.federates:
         for p in ports.get(fed, ()):
@@ -167,6 +173,8 @@ def render_federation(
                  + ", ".join(graph.federates)]  # fmt: skip
         for a, b, topic, delay in edges:
             lines.append(f"  {a} -> {b}  {topic} [{typ(topic)}]{delay}")
+        for a, b, topic, why in refused:
+            lines.append(f"  {a} -x- {b}  {topic} [{typ(topic)}] (not connected: {why})")
         both = {(fed, topic) for fed, topic, d in loose if d == "in"}
         both &= {(fed, topic) for fed, topic, d in loose if d == "out"}
         for fed, topic, d in loose:
@@ -184,6 +192,8 @@ def render_federation(
         lines += [f'  {_id(f)}["{f}"]' for f in graph.federates]
         for a, b, topic, delay in edges:
             lines.append(f'  {_id(a)} -->|"{topic}<br/>{typ(topic)}{delay}"| {_id(b)}')
+        for a, b, topic, why in refused:
+            lines.append(f'  {_id(a)} --x|"{topic}<br/>not connected: {why}"| {_id(b)}')
         for fed, topic, d in loose:
             t = _id("topic" + topic)
             lines.append(f'  {t}(["{topic}<br/>{typ(topic)}"])')
@@ -194,6 +204,9 @@ def render_federation(
         lines += [f'  {_id(f)} [label="{f}"];' for f in graph.federates]
         for a, b, topic, delay in edges:
             lines.append(f'  {_id(a)} -> {_id(b)} [label="{topic}\\n{typ(topic)}{delay}"];')
+        for a, b, topic, why in refused:
+            lines.append(f'  {_id(a)} -> {_id(b)} [label="{topic}\\nnot connected: {why}", '
+                         "style=dotted, arrowhead=tee];")  # fmt: skip
         for fed, topic, d in loose:
             t = _id("topic" + topic)
             lines.append(f'  {t} [label="{topic}\\n{typ(topic)}", shape=ellipse, style=dashed];')

@@ -66,6 +66,29 @@ class ConnectionSpec:
         return self.dst.split(".", 1)[0]
 
 
+@dataclass(frozen=True)
+class RefusedConnection:
+    """Two ports matched by topic that stay unconnected: the output offers less than the
+    input requests on ``terms`` (their contracts, :func:`shortfall`). Kept so that both
+    ends can say so (a ported ROS 2 node: its incompatible-QoS events)."""
+
+    src: str
+    dst: str
+    topic: str
+    terms: tuple[str, ...]
+
+
+def shortfall(offer: dict[str, int], request: dict[str, int]) -> list[str]:
+    """The terms on which ``offer`` (an output's contract) falls below ``request`` (an
+    input's), in the request's order; empty: they may connect. A term only one side
+    names binds nothing.
+
+    >>> shortfall({"reliability": 0}, {"reliability": 1, "durability": 0})
+    ['reliability']
+    """
+    return [t for t, level in request.items() if t in offer and offer[t] < level]
+
+
 @dataclass
 class FederationGraph:
     """Federates (names, id order) and connections: everything the RTI and
@@ -87,6 +110,8 @@ class FederationGraph:
     #: ``labels``; a ported ROS 2 node: its node name), for tools and gateways to
     #: show; never part of the structure the federates must agree on
     labels: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: ports matched by topic that their contracts kept apart (from_descriptions)
+    refused: list[RefusedConnection] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         if self.coordination not in COORDINATIONS:
@@ -173,7 +198,9 @@ class FederationGraph:
         without a delay could never finish a tag. The message still arrives at
         the same logical time, one microstep later. A loop through one of the
         ``boundaries`` is no such loop (see the field).
-        Two ends that disagree on a topic's message type are refused, naming both."""
+        Two ends that disagree on a topic's message type are refused, naming both;
+        two whose contracts disagree (:func:`shortfall`) stay unconnected, listed in
+        ``refused``."""
         missing = [n for n in federates if n not in ports]
         if missing:
             raise AssemblyError(f"no description of federate(s) {', '.join(missing)}")
@@ -188,7 +215,7 @@ class FederationGraph:
         unknown = sorted(set(delays) - set(outs) - set(ins))
         if unknown:
             raise AssemblyError(f"after names no topic of any federate: {', '.join(unknown)}")
-        connections = []
+        connections, refused = [], []
         for topic in sorted(outs):
             for sfed, sp in outs[topic]:
                 for dfed, dp in ins.get(topic, ()):
@@ -200,6 +227,11 @@ class FederationGraph:
                             f"topic {topic!r}: {sfed}.{sp['port']} publishes {st} but "
                             f"{dfed}.{dp['port']} subscribes with {dt}"
                         )
+                    short = shortfall(sp.get("contract", {}), dp.get("contract", {}))
+                    if short:
+                        src, dst = f"{sfed}.{sp['port']}", f"{dfed}.{dp['port']}"
+                        refused.append(RefusedConnection(src, dst, topic, tuple(short)))
+                        continue
                     connections.append(
                         ConnectionSpec(
                             f"{sfed}.{sp['port']}",
@@ -209,7 +241,8 @@ class FederationGraph:
                             wait=dp.get("wait", True),
                         )
                     )
-        graph = cls(list(federates), connections, coordination, boundaries=list(boundaries or []))
+        graph = cls(list(federates), connections, coordination, boundaries=list(boundaries or []),
+                    refused=refused)  # fmt: skip
         if break_cycles:
             closers = graph._loop_closers()
             graph.connections = [replace(c, after=0) if i in closers else c
@@ -249,6 +282,7 @@ class FederationGraph:
             "assigned": self.assigned,
             "boundaries": self.boundaries,
             "labels": self.labels,
+            "refused": [asdict(r) for r in self.refused],
         }
 
     @classmethod
@@ -262,6 +296,10 @@ class FederationGraph:
                 dict(data.get("assigned", {})),
                 list(data.get("boundaries", [])),
                 {str(f): dict(v) for f, v in data.get("labels", {}).items()},
+                [
+                    RefusedConnection(r["src"], r["dst"], r["topic"], tuple(r["terms"]))
+                    for r in data.get("refused", [])
+                ],
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise AssemblyError(f"malformed federation graph: {exc!r}") from None
@@ -356,6 +394,8 @@ def describe_ports(reactor: Reactor) -> list[dict[str, Any]]:
                     described[-1]["wait"] = False
                 if e.boundary:
                     described[-1]["boundary"] = True
+                if e.contract:
+                    described[-1]["contract"] = dict(e.contract)
     return described
 
 

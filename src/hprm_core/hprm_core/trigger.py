@@ -124,6 +124,15 @@ class _Trigger(_Element):
                 enqueue(r)
 
 
+def is_contract(contract: Any) -> bool:
+    """Whether ``contract`` is one (a port's, or as a description carries it): a dict of
+    terms (str) to levels (int)."""
+    return isinstance(contract, dict) and all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+        for k, v in contract.items()
+    )
+
+
 class Port(_Trigger):
     """An input or output port. Holds at most one value per tag.
 
@@ -136,9 +145,19 @@ class Port(_Trigger):
     # Any: checked here, with a clear error
     def __init__(
         self, width: Any = None, *, topic: Any = None, msg_type: Any = None,
-        boundary: bool = False,
+        boundary: bool = False, contract: Any = None,
     ) -> None:  # fmt: skip
         super().__init__()
+        #: what a port matched by topic must agree to, as a level per term (higher:
+        #: stronger): an output's offer, an input's request. The RTI connects an output
+        #: to an input only where it offers at least what the input requests on every
+        #: term both name (DDS's requested-versus-offered rule: a best-effort writer
+        #: never feeds a reliable reader); see ``structure.shortfall``
+        self.contract: dict[str, int] = {}
+        if contract is not None:
+            if not is_contract(contract):
+                raise AssemblyError(f"a port's contract maps terms to int levels, got {contract!r}")
+            self.contract = dict(contract)
         #: offered to a boundary federate (a gateway) even where the federation has both
         #: ends of the topic: a ported ROS 2 service that plain ROS 2 may call too
         self.boundary = boundary
@@ -252,9 +271,10 @@ class Input(Port):
     # Any: as Port's
     def __init__(
         self, width: Any = None, *, topic: Any = None, msg_type: Any = None, wait: bool = True,
-        boundary: bool = False,
+        boundary: bool = False, contract: Any = None,
     ) -> None:  # fmt: skip
-        super().__init__(width, topic=topic, msg_type=msg_type, boundary=boundary)
+        super().__init__(width, topic=topic, msg_type=msg_type, boundary=boundary,
+                         contract=contract)  # fmt: skip
         self.wait = wait
 
 

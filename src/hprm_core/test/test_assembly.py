@@ -54,3 +54,38 @@ def test_malformed_labels_are_refused_at_the_handshake_naming_the_federate(label
     assembly = Assembly(["camera", "viewer"])
     why = assembly.check(_hello("camera", CAMERA, labels=labels))
     assert why is not None and why.startswith("federate camera: malformed labels")
+
+
+def test_ports_whose_contracts_disagree_stay_apart_and_every_federate_learns_it():
+    """The output offers less than the input requests (a best-effort ROS 2 publisher,
+    a reliable subscription): no connection, and the graph says which pair and why."""
+    assembly = Assembly(["camera", "viewer"])
+    offer = [dict(CAMERA[0], contract={"reliable": 0, "deadline": -100})]
+    request = [dict(VIEWER[0], contract={"reliable": 1, "deadline": -200})]
+    pairs = [socket.socketpair() for _ in range(2)]
+    try:
+        ours = [Connection(a, "rti") for a, _ in pairs]
+        theirs = [Connection(b, "federate") for _, b in pairs]
+        assert assembly.add(ours[0], _hello("camera", offer)) is None
+        assert assembly.add(ours[1], _hello("viewer", request)) is not None
+        assembly.answer()
+        for conn in theirs:
+            kind, payload = conn.recv()
+            assert kind == Frame.GRAPH
+            got = FederationGraph.from_json(json.loads(bytes(payload)))
+            assert got.connections == []
+            assert [(r.src, r.dst, r.topic, r.terms) for r in got.refused] == [
+                ("camera.pub0", "viewer.sub0", "/image", ("reliable",))
+            ]
+    finally:
+        for a, b in pairs:
+            a.close()
+            b.close()
+
+
+@pytest.mark.parametrize("contract", [["reliable"], {"reliable": "yes"}, {"reliable": True}])
+def test_a_malformed_contract_is_refused_at_the_handshake(contract):
+    why = Assembly(["camera", "viewer"]).check(
+        _hello("camera", [dict(CAMERA[0], contract=contract)])
+    )
+    assert why == "federate camera: malformed port description"

@@ -11,8 +11,10 @@ from hprm_core.structure import (
     ConnectionSpec,
     FederatedProgram,
     FederationGraph,
+    RefusedConnection,
     describe_ports,
     find_port,
+    shortfall,
 )
 from hprm_core.trigger import type_name
 
@@ -316,3 +318,38 @@ def test_an_input_its_federate_never_waits_for_holds_nothing_back():
     assert graph.upstream() == [[], [(0, None)]]  # node waits for nobody
     assert graph.zero_delay_cycle_members() == set()
     assert FederationGraph.from_json(graph.to_json()).connections == graph.connections
+
+
+def test_an_output_connects_only_where_it_offers_what_the_input_requests():
+    """Each term both contracts name: offered level >= requested level (DDS's rule); a
+    term only one names binds nothing; refused pairs are kept, with their terms."""
+    assert shortfall({"a": 1, "b": 0}, {"a": 1, "b": 0}) == []
+    assert shortfall({"a": 2}, {"a": 1, "c": 5}) == []  # c: the output does not say
+    assert shortfall({"a": 0, "b": -5}, {"b": -3, "a": 1}) == ["b", "a"]  # request's order
+    ports = {
+        "pub": [dict(_port("out", "out", "/t"), contract={"a": 0})],
+        "strict": [dict(_port("inp", "in", "/t"), contract={"a": 1})],
+        "lax": [dict(_port("inp", "in", "/t"), contract={"a": 0})],
+        "silent": [_port("inp", "in", "/t")],
+    }
+    graph = FederationGraph.from_descriptions(list(ports), ports)
+    assert [(c.src, c.dst) for c in graph.connections] == [
+        ("pub.out", "lax.inp"), ("pub.out", "silent.inp")
+    ]  # fmt: skip
+    assert graph.refused == [RefusedConnection("pub.out", "strict.inp", "/t", ("a",))]
+    back = FederationGraph.from_json(json.loads(json.dumps(graph.to_json())))
+    assert back.refused == graph.refused
+
+
+def test_a_port_describes_its_contract_and_refuses_a_malformed_one():
+    class Node(Reactor):
+        def __init__(self):
+            super().__init__()
+            self.out = Output(topic="/t", contract={"reliability": 1})
+            self.inp = Input(topic="/u")
+
+    described = describe_ports(Node())
+    assert [p.get("contract") for p in described] == [{"reliability": 1}, None]
+    for bad in ({"reliability": "reliable"}, {"a": True}, ["a"]):
+        with pytest.raises(AssemblyError, match="contract maps terms to int levels"):
+            Output(contract=bad)

@@ -55,12 +55,12 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
             node._hoisted[id(port)] = f"{federate}.{name}"
             if isinstance(port, Output):
                 hoisted_out = Output(topic=port.topic, msg_type=port.msg_type,
-                                     boundary=port.boundary)  # fmt: skip
+                                     boundary=port.boundary, contract=port.contract)  # fmt: skip
                 top.connect(port, top.attach(name, hoisted_out))
                 by_topic.setdefault(port.topic or port.name, []).append((i, port))
             else:
                 hoisted_in = Input(topic=port.topic, msg_type=port.msg_type, wait=port.wait,
-                                   boundary=port.boundary)  # fmt: skip
+                                   boundary=port.boundary, contract=port.contract)  # fmt: skip
                 inputs.append((name, i, port, top.attach(name, hoisted_in)))
     for name, i, port, hoisted_in in inputs:
         fed_by = [(j, out) for j, out in by_topic.get(port.topic or port.name, ()) if j != i]

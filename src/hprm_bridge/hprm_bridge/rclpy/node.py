@@ -37,6 +37,7 @@ from hprm_bridge.rclpy import (
     node_reactor,
     parameter_calls,
     parameter_service,
+    qos_compatibility,
     rosout,
 )
 from hprm_bridge.rclpy.arguments import parse_ros_args, remapped
@@ -150,6 +151,7 @@ class Node(GraphQueries, NodeParameterMethods):
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
+        self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
         self._reaction_thread: int | None = None  # set at the start, for guard conditions
         self.services: list[Service] = []
@@ -265,10 +267,12 @@ class Node(GraphQueries, NodeParameterMethods):
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
         else:
             pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
-                                  publisher_class=publisher_class)  # fmt: skip
+                                  publisher_class=publisher_class,
+                                  contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
         pub._deadline = watch
+        pub._qos_events = (event_callbacks, topic)
         pub.qos_profile = qos
         pub._msg_class = messages.message_class(ros_type)
         pub._subscription_count = functools.partial(self._graph.count, "sub", name)
@@ -285,9 +289,9 @@ class Node(GraphQueries, NodeParameterMethods):
 
     def _publisher(
         self, topic: str, ros_type: str, port_name: str, boundary: bool = False,
-        publisher_class: type[Publisher] = Publisher,
+        publisher_class: type[Publisher] = Publisher, contract: dict[str, int] | None = None,
     ) -> Publisher:  # fmt: skip
-        port = Output(topic=topic, msg_type=ros_type, boundary=boundary)
+        port = Output(topic=topic, msg_type=ros_type, boundary=boundary, contract=contract)
         self._reactor.attach(port_name, port)
         pub = publisher_class(topic, port, ros_type)
         self._publishers.append(pub)
@@ -313,12 +317,13 @@ class Node(GraphQueries, NodeParameterMethods):
             sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback, raw)
             self._subscriptions[i] = sub
         else:
-            port = Input(topic=name, msg_type=ros_type)
+            port = Input(topic=name, msg_type=ros_type, contract=qos_compatibility.contract(qos))
             self._reactor.attach(f"sub{len(self._subscriptions)}", port)
             sub = Subscription(name, port, ros_type, callback, raw)
             self._subscriptions.append(sub)
             self._graph.add("sub", name, ros_type, qos)
         sub._deadline = watch
+        sub._qos_events = (event_callbacks, topic)
         sub.qos_profile = qos
         return self._in_group(sub, callback_group)
 
@@ -551,9 +556,13 @@ class Node(GraphQueries, NodeParameterMethods):
         self._graph.learn(graph, top.name, ROS_NODE_LABEL)
         sources = {c.src for c in graph.connections}
 
-        def connected(port: Any) -> bool:  # "": to a sibling (rclpy/composition.py)
-            return self._hoisted.get(id(port), f"{top.name}.{port.name}") in (*sources, "")
+        def qualified(port: Any) -> str:  # "": read by a sibling only (rclpy/composition.py)
+            return self._hoisted.get(id(port), f"{top.name}.{port.name}")
 
+        def connected(port: Any) -> bool:
+            return qualified(port) in (*sources, "")
+
+        self._incompatible = qos_compatibility.refused_ends(self, graph.refused, qualified)
         told: set[str] = set()
         for client in self.clients:
             route = client._route

@@ -7,10 +7,11 @@ start takes the place, and the ports, of a destroyed one like it
 (:mod:`hprm_bridge.rclpy.late_entities`), and the same reaction then runs
 the new one's callback.
 
-Order within a tag: the callbacks of subscriptions, timers and guard
-conditions (in the order the node created them), services, clients, then the
-tasks that sleep in logical time, the federate status, and last the publish of
-everything the tag's callbacks queued (:func:`hprm_bridge.rclpy.callbacks.flush`).
+Order within a tag: (at the start) the incompatible-QoS events; the callbacks of
+subscriptions, timers and guard conditions (in the order the node created them),
+services, clients, then the tasks that sleep in logical time, the federate status, and
+last the publish of everything the tag's callbacks queued
+(:func:`hprm_bridge.rclpy.callbacks.flush`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from hprm_bridge.rclpy import (
     late_entities,
     parameter_calls,
     parameter_service,
+    qos_compatibility,
 )
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_core import Timer
@@ -62,6 +64,9 @@ def build(node: Node) -> None:
         r.add_reaction(answer_calls, node._parameter_calls, stp_violation=answer_calls,
                        name="parameters")  # fmt: skip
         triggers.append(node._parameter_calls)
+    # QoS the RTI refused to connect: the events come first, as discovery before data
+    r.add_reaction(exits(node, lambda: qos_compatibility.fire(node, node._incompatible)),
+                   r.startup, name="incompatible_qos")  # fmt: skip
     tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):

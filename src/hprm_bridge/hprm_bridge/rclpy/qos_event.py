@@ -7,8 +7,10 @@ given ``deadline=`` in its QoS profile and a ``deadline`` callback hears, every
 deadline period with no message after its last one, ``total_count`` so far (a
 publisher the same about its own publishes). Measured in logical time
 (:mod:`hprm_bridge.rclpy.deadline`), so a missed deadline falls at the same tag in
-every run. Liveliness, incompatible-QoS and message-lost callbacks are accepted and
-never called: federates are matched by topic whatever their QoS, and nothing is lost.
+every run. An ``incompatible_qos`` callback hears, at the start, each other end its
+profile kept it from (:mod:`hprm_bridge.rclpy.qos_compatibility`: the RTI connects only
+what DDS would match). Liveliness and message-lost callbacks are accepted and never
+called: federates do not die silently, and nothing is lost between them.
 
 Example::
 

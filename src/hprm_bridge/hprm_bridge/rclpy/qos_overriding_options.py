@@ -6,9 +6,10 @@ Each policy the options name becomes a parameter
 ``qos_overrides.<topic>.<publisher|subscription>[_<entity_id>].<policy>`` declared with
 the profile's value (enums by their lower-case names, durations in ns); a value given
 from outside (a params file's ``qos_overrides: {/chatter: {publisher: {depth: 3}}}``)
-replaces it, and the entity gets the resulting profile. Between federates every message
-is delivered whatever the QoS; the profile still reaches the graph queries, deadlines and
-plain ROS 2 through the gateway.
+replaces it, and the entity gets the resulting profile. The resulting profile is what
+the RTI matches (an overridden reliability may part a publisher from a subscription, as
+under ROS 2: :mod:`hprm_bridge.rclpy.qos_compatibility`), what the graph queries and
+deadlines see, and what plain ROS 2 sees through the gateway.
 
 >>> QoSOverridingOptions.with_default_policies().policy_kinds
 (<QoSPolicyKind.HISTORY: 32>, <QoSPolicyKind.DEPTH: 128>, <QoSPolicyKind.RELIABILITY: 16>)

@@ -1,0 +1,109 @@
+"""Publishers and subscriptions whose QoS profiles DDS would not match stay unconnected
+between federates, and each end gets its incompatible-QoS event at the start
+(hprm_bridge.rclpy.qos_compatibility); the same node file under real rclpy (Humble,
+Cyclone DDS) hears the same events and nothing else."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hprm_bridge.rclpy.duration import Duration
+from hprm_bridge.rclpy.qos import (
+    DurabilityPolicy,
+    LivelinessPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+)
+from hprm_bridge.rclpy.qos_compatibility import contract, policy_kind
+from hprm_core.structure import shortfall
+
+PAIR = Path(__file__).parent / "nodes" / "qos_pair.py"
+# what each listener requests of a talker that offers the defaults (reliable, volatile,
+# no deadline, automatic liveliness, no lease): the policy its event names, or None
+LISTENERS = {
+    "durable": (["durability:=transient_local"], "DURABILITY"),
+    "deadline": (["deadline_ms:=100"], "DEADLINE"),
+    "manual": (["liveliness:=manual_by_topic"], "LIVELINESS"),
+    "lease": (["lease_ms:=1000"], "LIVELINESS"),
+    "both": (["deadline_ms:=100", "durability:=transient_local"], "DURABILITY"),
+    "quiet": (["durability:=transient_local", "quiet:=true"], "DURABILITY"),
+    "lax": (["reliability:=best_effort"], None),
+}
+
+
+def _expected_listener(policy, quiet=False):
+    if policy is None:
+        return ["HEARD 30 messages", "STOP"]  # every tick's, at its tag
+    if quiet:
+        return [
+            "New publisher discovered on topic 'pair', offering incompatible QoS. No messages "
+            f"will be received from it. Last incompatible policy: {policy}",
+            "HEARD 0 messages",
+            "STOP",
+        ]
+    return [f"INCOMPATIBLE requested total 1 +1 {policy}", "HEARD 0 messages", "STOP"]
+
+
+def _lines(out, who):
+    lines = re.findall(rf"^\[{who}\] (.*)$", out, re.M)
+    return [re.sub(r"^\[WARN\] \[[\d.]+\] \[qos_pair\]: ", "", x) for x in lines
+            if x.startswith(("INCOMPATIBLE", "HEARD", "STOP", "[WARN]"))]  # fmt: skip
+
+
+def test_incompatible_pairs_stay_apart_and_each_end_hears_its_event(ported_run):
+    nodes = [f"talker={PAIR}", *(f"{name}={PAIR}" for name in LISTENERS)]
+    params = [a for name, (given, _) in LISTENERS.items()
+              for p in ("role:=listener", *given) for a in ("--param", f"{name}:{p}")]  # fmt: skip
+    out = ported_run(*nodes, *params, timeout="2 s")
+    for name, (given, policy) in LISTENERS.items():
+        assert _lines(out, name) == _expected_listener(policy, "quiet:=true" in given), out
+    # the talker: one event per listener refused, in the federation's order, at the start
+    refused = [policy for _, policy in LISTENERS.values() if policy]
+    assert _lines(out, "talker") == [
+        f"INCOMPATIBLE offered total {k} +1 {policy}" for k, policy in enumerate(refused, 1)
+    ], out
+    assert "talker.pub0 -x- quiet.sub0 (topic /pair): not connected" in out
+
+
+@pytest.mark.ros2
+@pytest.mark.parametrize("talker,listener,policy", [
+    (["reliability:=best_effort"], ["reliability:=reliable"], "RELIABILITY"),
+    (["deadline_ms:=200"], ["deadline_ms:=100"], "DEADLINE"),
+    (["lease_ms:=2000"], ["lease_ms:=1000", "quiet:=true"], "LIVELINESS"),
+    (["reliability:=best_effort"], ["reliability:=reliable", "durability:=transient_local"],
+     "RELIABILITY"),
+    (["deadline_ms:=100"], ["deadline_ms:=200"], None),
+])  # fmt: skip
+def test_real_rclpy_refuses_the_same_pairs(rclpy_until_stop, talker, listener, policy):
+    def args(role, given):
+        return ["--ros-args", "-p", f"role:={role}", *(a for p in given for a in ("-p", p))]
+
+    lines = rclpy_until_stop([PAIR, *args("listener", listener)], [PAIR, *args("talker", talker)])
+    got = _lines("\n".join(f"[l] {x}" for x in lines), "l")
+    if policy is None:  # compatible: heard from its first tick on, DDS discovery allowing
+        assert got[-1] == "STOP" and int(got[0].split()[1]) > 0, lines
+    else:
+        assert got == _expected_listener(policy, "quiet:=true" in listener), lines
+
+
+def test_a_contract_follows_dds_request_versus_offered_rules():
+    def qos(**kw):
+        return QoSProfile(depth=1, **kw)
+
+    cases = [  # offered, requested, refused on
+        (qos(reliability=ReliabilityPolicy.BEST_EFFORT), qos(), ["reliability"]),
+        (qos(), qos(reliability=ReliabilityPolicy.BEST_EFFORT), []),
+        (qos(reliability=ReliabilityPolicy.SYSTEM_DEFAULT), qos(), []),
+        (qos(), qos(durability=DurabilityPolicy.TRANSIENT_LOCAL), ["durability"]),
+        (qos(deadline=Duration(seconds=1)), qos(deadline=Duration(seconds=2)), []),
+        (qos(), qos(deadline=Duration(seconds=2)), ["deadline"]),  # offered: none
+        (qos(liveliness=LivelinessPolicy.MANUAL_BY_TOPIC), qos(), []),
+        (qos(), qos(liveliness=LivelinessPolicy.MANUAL_BY_TOPIC), ["liveliness"]),
+        (qos(liveliness_lease_duration=Duration(seconds=3)),
+         qos(liveliness_lease_duration=Duration(seconds=2)), ["lease"]),
+    ]  # fmt: skip
+    for offered, requested, refused in cases:
+        assert shortfall(contract(offered), contract(requested)) == refused, (offered, requested)
+    assert policy_kind(("liveliness", "deadline")).name == "DEADLINE"  # DDS checks it first
+    assert policy_kind(("lease",)).name == "LIVELINESS"
