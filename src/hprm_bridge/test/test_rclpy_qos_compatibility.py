@@ -107,3 +107,23 @@ def test_a_contract_follows_dds_request_versus_offered_rules():
         assert shortfall(contract(offered), contract(requested)) == refused, (offered, requested)
     assert policy_kind(("liveliness", "deadline")).name == "DEADLINE"  # DDS checks it first
     assert policy_kind(("lease",)).name == "LIVELINESS"
+
+
+SIBLINGS = Path(__file__).parent / "nodes" / "qos_siblings.py"
+SIBLING_LINES = [  # the events in either order: rclpy's come as DDS discovers
+    "HEARD 0 messages",
+    "INCOMPATIBLE offered total 1 +1 RELIABILITY",
+    "INCOMPATIBLE requested total 1 +1 RELIABILITY",
+    "STOP",
+]
+
+
+def test_siblings_in_one_process_are_kept_apart_as_federates_are(ported_run):
+    out = ported_run(SIBLINGS, timeout="2 s")
+    assert sorted(_lines(out, "qos_siblings")) == SIBLING_LINES, out
+
+
+@pytest.mark.ros2
+def test_siblings_under_real_rclpy(rclpy_until_stop):
+    lines = rclpy_until_stop([SIBLINGS])
+    assert sorted(_lines("\n".join(f"[s] {x}" for x in lines), "s")) == SIBLING_LINES, lines

@@ -11,7 +11,9 @@ federate, its reactor a container of the nodes' reactors:
   what a sibling publishes at a tag reaches it one microstep later, at the same
   logical time, each message as it was when published (a copy: as rclpy, a
   subscriber never shares the publisher's object). The federation's messages on
-  the topic come first, then the siblings', in the order the nodes were added;
+  the topic come first, then the siblings', in the order the nodes were added; a
+  sibling whose QoS DDS would not match is not heard, and both get their events
+  (:mod:`hprm_bridge.rclpy.qos_compatibility`), as between federates;
 - the nodes' callbacks at a tag run one at a time, in an order fixed before the
   start: the executor's threads change nothing (a ``MultiThreadedExecutor`` lets
   each node's callbacks wait, as for one node).
@@ -31,6 +33,7 @@ from typing import Any
 
 from hprm_bridge.message_pickle import received
 from hprm_core import Input, Output, Reactor
+from hprm_core.structure import shortfall
 from hprm_core.trigger import Port
 
 _TO_SIBLING = ""  # a hoisted output's mark: a sibling reads it (Node._check_connections)
@@ -39,11 +42,16 @@ _TO_SIBLING = ""  # a hoisted output's mark: a sibling reads it (Node._check_con
 class _Composed(Reactor):
     """A federate holding several nodes' reactors."""
 
+    #: sibling pairs whose QoS DDS would not match (output, input, topic, terms): not
+    #: connected; their events come from Node._check_connections, as the RTI's refusals
+    refused_inside: list[tuple[Port, Port, str, tuple[str, ...]]]
+
 
 def compose(nodes: list[Any], federate: str) -> Reactor:
     """One reactor for ``nodes`` (each already built: ``node._as_reactor()``), its
     top-level ports the nodes' ports, hoisted; ``federate`` is its name in the graph."""
     top = _Composed()
+    top.refused_inside = []
     inputs: list[tuple[str, int, Port, Input]] = []
     by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
     for i, node in enumerate(nodes):
@@ -63,7 +71,16 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
                                    boundary=port.boundary, contract=port.contract)  # fmt: skip
                 inputs.append((name, i, port, top.attach(name, hoisted_in)))
     for name, i, port, hoisted_in in inputs:
-        fed_by = [(j, out) for j, out in by_topic.get(port.topic or port.name, ()) if j != i]
+        topic = port.topic or port.name
+        fed_by = []
+        for j, out in by_topic.get(topic, ()):
+            if j == i:  # the node's own: it hears itself (callbacks.loopbacks)
+                continue
+            terms = tuple(shortfall(out.contract, port.contract))
+            if terms:  # as the RTI refuses such a pair between federates
+                top.refused_inside.append((out, port, topic, terms))
+            else:
+                fed_by.append((j, out))
         if not fed_by:
             top.connect(hoisted_in, port)
             continue

@@ -562,7 +562,9 @@ class Node(GraphQueries, NodeParameterMethods):
         def connected(port: Any) -> bool:
             return qualified(port) in (*sources, "")
 
-        self._incompatible = qos_compatibility.refused_ends(self, graph.refused, qualified)
+        inside = getattr(top, "refused_inside", [])  # composed siblings' (composition.py)
+        self._incompatible = qos_compatibility.refused_ends(self, graph.refused, qualified,
+                                                            inside)  # fmt: skip
         told: set[str] = set()
         for client in self.clients:
             route = client._route

@@ -81,25 +81,31 @@ def default_warning(side: str, topic: str, kind: int) -> str:
             f"No messages will be sent to it. {last}")  # fmt: skip
 
 
-def refused_ends(node: Any, refused: list[Any], qualified: Any) -> list[tuple[Any, str, int, int]]:
-    """Of the federation's refused pairs (``FederationGraph.refused``), those with an end
-    at one of ``node``'s publishers or subscriptions (``qualified(port)``: the port's
-    name in the graph), in graph order: (entity, "pub" or "sub", its count so far, the
-    policy). Before the start; :func:`fire` calls them at the start tag."""
-    ends: dict[str, tuple[Any, str]] = {}
+def refused_ends(
+    node: Any, refused: list[Any], qualified: Any, inside: list[tuple[Any, ...]] = ()
+) -> list[tuple[Any, str, int, int]]:
+    """Of the federation's refused pairs (``FederationGraph.refused``), then of those
+    ``inside`` its process (composed siblings, ``(output, input, topic, terms)``), those
+    with an end at one of ``node``'s publishers or subscriptions (``qualified(port)``:
+    the port's name in the graph), in that order: (entity, "pub" or "sub", its count so
+    far, the policy). Before the start; :func:`fire` calls them at the start tag."""
+    ends: dict[Any, tuple[Any, str]] = {}
     for side, entities in (("pub", node._own_publishers), ("sub", node._subscriptions)):
         for entity in entities:
+            ends[id(entity._port)] = (entity, side)
             name = qualified(entity._port)
             if name:  # "": a composed node's port that only a sibling reads
                 ends[name] = (entity, side)
+    pairs = [((r.src, r.dst), r.terms) for r in refused]
+    pairs += [((id(out), id(inp)), terms) for out, inp, _, terms in inside]
     counts: dict[int, int] = {}
     found = []
-    for r in refused:
-        for end in (r.src, r.dst):
+    for pair, terms in pairs:
+        for end in pair:
             if end in ends:
                 entity, side = ends[end]
                 counts[id(entity)] = counts.get(id(entity), 0) + 1
-                found.append((entity, side, counts[id(entity)], int(policy_kind(r.terms))))
+                found.append((entity, side, counts[id(entity)], int(policy_kind(terms))))
     return found
 
 

@@ -27,8 +27,8 @@ from std_msgs.msg import Int32
 
 
 class Pair(Node):
-    def __init__(self):
-        super().__init__("qos_pair")
+    def __init__(self, name="qos_pair"):
+        super().__init__(name)
         p = {n: self.declare_parameter(n, v).value for n, v in (
             ("role", "talker"), ("reliability", "default"), ("durability", "default"),
             ("deadline_ms", 0), ("lease_ms", 0), ("liveliness", "automatic"),
