@@ -275,8 +275,13 @@ class Node(GraphQueries, NodeParameterMethods):
         pub._qos_events = (event_callbacks, topic)
         pub.qos_profile = qos
         pub._msg_class = messages.message_class(ros_type)
-        pub._subscription_count = functools.partial(self._graph.count, "sub", name)
+        pub._subscription_count = functools.partial(self._matched, pub, name)
         return pub
+
+    def _matched(self, pub: Publisher, topic: str) -> int:
+        """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
+        matched ones)."""
+        return self._graph.count("sub", topic) - qos_compatibility.refused_peers(self, pub)
 
     def _deadline(self, qos: Any, event_callbacks: Any, info: type) -> DeadlineWatch | None:
         """A deadline watch (its timer a port of the node's reactor, so: before the start)."""

@@ -109,6 +109,11 @@ def refused_ends(
     return found
 
 
+def refused_peers(node: Any, entity: Any) -> int:
+    """How many other ends ``entity`` (one of ``node``'s) was refused."""
+    return sum(1 for e, *_ in node._incompatible if e is entity)
+
+
 def fire(node: Any, ends: list[tuple[Any, str, int, int]]) -> None:
     """Each refused end's incompatible-QoS event: its callback, or rclpy's default
     warning (where the entity's event callbacks leave ``use_default_callbacks`` on)."""

@@ -7,7 +7,8 @@ and ported alike.
 Parameters: role (talker | listener), reliability and durability (rclpy's names, or
 "default"), deadline_ms and lease_ms (0: infinite), liveliness (automatic |
 manual_by_topic), quiet (true: no event callback; rclpy's default warning instead),
-ticks (how many 50 ms ticks the listener lives, default 30)."""
+ticks (how many 50 ms ticks the listener lives, default 30). At its 10th tick the
+talker prints how many subscriptions it is matched with."""
 
 import contextlib
 
@@ -70,6 +71,8 @@ class Pair(Node):
         self.n += 1
         if self.role == "talker":
             self.pub.publish(Int32(data=self.n))
+            if self.n == 10:  # discovery done under rclpy: matched subscriptions only
+                print(f"MATCHED {self.pub.get_subscription_count()}", flush=True)
         elif self.n == self.ticks:
             print(f"HEARD {len(self.heard)} messages", flush=True)
             print("STOP", flush=True)
