@@ -58,9 +58,10 @@ class Waiter:
     def wake_from_any_thread(self) -> None:
         """Wake a waiting scheduler without taking any lock: safe from a
         garbage-collection callback (e.g. a received array being released)."""
-        if self._wakefd >= 0:
+        wakefd = self._wakefd  # read once: close() may set it to -1 meanwhile
+        if wakefd >= 0:
             with contextlib.suppress(OSError):
-                os.eventfd_write(self._wakefd, 1)
+                os.eventfd_write(wakefd, 1)
 
     def add_reader(self, fileobj: Any, callback: Callable[[], None]) -> None:
         """Have the scheduler thread call ``callback`` whenever ``fileobj`` is
@@ -193,13 +194,17 @@ class Waiter:
                 ep.register(fd, select.EPOLLIN)
 
     def close(self) -> None:
-        """Release the epoll set and the wake-up eventfd."""
-        if self._epoll is not None:
-            self._epoll.close()
-            self._epoll = None
-            self._readers.clear()
-            os.close(self._wakefd)
-            self._wakefd = -1
-            if self._timer is not None:
-                self._timer.close()
-                self._timer = None
+        """Release the epoll set and the wake-up eventfd. Under the lock: another thread's
+        ``notify`` (a stop requested as the run ends) checks the eventfd and writes to it
+        under the lock too, and must not write to a closed one, or to a file that took
+        its number since (seen: EBADF in a node file's ``rclpy.try_shutdown()``)."""
+        with self.lock:
+            if self._epoll is not None:
+                self._epoll.close()
+                self._epoll = None
+                self._readers.clear()
+                wakefd, self._wakefd = self._wakefd, -1  # -1 first: wake_from_any_thread
+                os.close(wakefd)
+                if self._timer is not None:
+                    self._timer.close()
+                    self._timer = None

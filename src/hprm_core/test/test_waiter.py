@@ -99,3 +99,24 @@ def test_a_removed_reader_is_not_called_again(pair):
     assert calls == [b"1"]  # "2" stays unread in the socket
     assert b.recv(100) == b"2"
     waiter.close()
+
+
+def test_closing_waits_for_a_wake_up_in_progress(pair):
+    """A stop requested from another thread as the run ends notifies under the lock;
+    close() takes the lock too, so the notify never writes to a closed eventfd (seen as
+    EBADF from a node file's ``rclpy.try_shutdown()``), nor to a file that took its
+    number since."""
+    lock = threading.RLock()
+    waiter = Waiter(lock, deque(), 0)
+    waiter.add_reader(pair[0], lambda: None)  # makes the epoll set and the eventfd
+    with lock:
+        closing = threading.Thread(target=waiter.close)
+        closing.start()
+        closing.join(0.2)
+        assert closing.is_alive()  # it waits for the lock
+        waiter.notify()  # the eventfd is still open: no OSError
+    closing.join(10)
+    assert not closing.is_alive()
+    with lock:
+        waiter.notify()  # closed: nothing to write to, and no error
+    waiter.wake_from_any_thread()
