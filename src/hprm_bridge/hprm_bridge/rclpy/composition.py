@@ -32,6 +32,7 @@ import copy
 from typing import Any
 
 from hprm_bridge.message_pickle import received
+from hprm_bridge.rclpy import main_turns
 from hprm_core import Input, Output, Reactor
 from hprm_core.structure import shortfall
 from hprm_core.trigger import Port
@@ -56,7 +57,8 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
     by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
     for i, node in enumerate(nodes):
         child = top.attach(f"node{i}", node._reactor)
-        for port in [e for e in child._elements if isinstance(e, Port)]:
+        ports = [e for e in child._elements if isinstance(e, Port)]
+        for port in [p for p in ports if not main_turns.is_internal(p)]:
             name = f"{node.get_name()}_{port.name}"
             if name in top.__dict__:  # two nodes of one name: the index tells them apart
                 name = f"node{i}_{port.name}"
@@ -91,6 +93,8 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
         for (_, out), heard in zip(fed_by, mux.siblings, strict=True):
             top.connect(out, heard, after=0)  # a microstep on: no zero-delay loop
         top.connect(mux.merged, port)
+    if nodes[0]._main_siblings:  # a main steps them (rclpy/main_turns.py)
+        main_turns.connect(top, nodes)
     return top
 
 

@@ -1,9 +1,9 @@
 """``rclpy.executors``: accepted, so node code that builds one runs; inside an
 HPRM federate execution is the reactor scheduler's, deterministic whatever
 executor the code asked for. ``spin()`` of several nodes runs them as one
-federate (:mod:`hprm_bridge.rclpy.composition`); the calls that step one node
-(``spin_once``, ``spin_until_future_complete``, ``create_task``) take an
-executor of one."""
+federate (:mod:`hprm_bridge.rclpy.composition`), and so do ``spin_once`` and
+``spin_until_future_complete`` from the node file's main
+(:mod:`hprm_bridge.rclpy.main_turns`); ``create_task`` takes an executor of one."""
 
 from __future__ import annotations
 
@@ -51,18 +51,26 @@ class Executor:
             rclpy.spin(self._node("spin"))
 
     def spin_once(self, timeout_sec: float | None = None) -> None:
-        from hprm_bridge import rclpy
+        """As ``rclpy.spin_once`` of its node; of several, the main steps them all as one
+        federate (:mod:`hprm_bridge.rclpy.main_turns`)."""
+        from hprm_bridge.rclpy import main_loop
 
-        rclpy.spin_once(self._node("spin_once"), timeout_sec=timeout_sec)
+        first, *rest = self._stepped("spin_once")
+        main_loop.spin_once(first, timeout_sec, tuple(rest))
 
     def spin_until_future_complete(self, future: Any, timeout_sec: float | None = None) -> None:
-        """As ``rclpy.spin_until_future_complete`` with this executor's node (timeout in
+        """As ``rclpy.spin_until_future_complete`` with this executor's nodes (timeout in
         logical time)."""
-        from hprm_bridge import rclpy
+        from hprm_bridge.rclpy import main_loop
 
-        rclpy.spin_until_future_complete(
-            self._node("spin_until_future_complete"), future, timeout_sec=timeout_sec
-        )
+        if future.done():
+            return
+        first, *rest = self._stepped("spin_until_future_complete")
+        main_loop.spin_until_future_complete(first, future, timeout_sec, tuple(rest))
+
+    def _stepped(self, call: str) -> list[Any]:
+        """The nodes a main's ``call`` steps: all of them (one node: :meth:`_node`)."""
+        return self._nodes if len(self._nodes) > 1 else [self._node(call)]
 
     def spin_once_until_future_complete(
         self, future: Any, timeout_sec: float | None = None

@@ -69,8 +69,9 @@ class MainLoop:
     """The federate of a node driven by its node file's main: its reactor's thread and
     the main thread's turns."""
 
-    def __init__(self, node: Any) -> None:
+    def __init__(self, node: Any, siblings: tuple[Any, ...] = ()) -> None:
         self.node = node
+        self.siblings = siblings  # an executor's other nodes, one federate (main_turns.py)
         self._sleeper = node._tasks()  # before the reactor is built: it has the wake action
         self._sleeper.on_stop = _context_stopped
         self._task: Any = None
@@ -149,7 +150,7 @@ class MainLoop:
         from hprm_bridge import porting
 
         try:
-            self.code = porting.run_node(self.node)
+            self.code = porting.run_node(self.node, *self.siblings)
         except BaseException as exc:  # the runtime's: re-raised on the main thread
             self.code, self._error = 1, exc
         finally:
@@ -212,44 +213,54 @@ def _context_stopped() -> None:
     _stopped()  # rclpy.ok() is False before the main thread goes on
 
 
-def _main_loop(node: Any) -> MainLoop:
-    """The main loop driving ``node``, started by its first call here."""
+def _main_loop(node: Any, siblings: tuple[Any, ...] = ()) -> MainLoop:
+    """The main loop driving ``node`` (with ``siblings``: an executor's other nodes),
+    started by its first call here."""
     global _loop
     from hprm_bridge import porting
-    from hprm_bridge.rclpy import _state
+    from hprm_bridge.rclpy import _state, main_turns
 
     if _loop is None:
-        if node._finalized:
-            raise UnsupportedError(
-                f"node {node.get_name()}: spin_once after spin; a federate's main drives "
-                "its node one way, rclpy.spin or a spin_once loop"
-            )
+        for n in (node, *siblings):
+            if n._finalized:
+                raise UnsupportedError(
+                    f"node {n.get_name()}: spin_once after spin; a federate's main drives "
+                    "its nodes one way, a spin or a spin_once loop"
+                )
         if threading.current_thread() is not threading.main_thread():
             raise UnsupportedError("rclpy.spin_once from a thread other than the node file's main")
-        _loop = MainLoop(node)
-        _state["spinning"].append(node)
+        if siblings:
+            main_turns.prepare(node, list(siblings))
+        _loop = MainLoop(node, siblings)
+        _state["spinning"].extend((node, *siblings))
         _loop.start()
         if porting.describing():  # hprm-ros graph wanted the ports: nothing runs
             raise SystemExit(finish(None))
-    elif _loop.node is not node:
+    elif _loop.node is not node or (siblings and siblings != _loop.siblings):
+        stepped = ", ".join(n.get_name() for n in (node, *siblings))
+        first = ", ".join(n.get_name() for n in (_loop.node, *_loop.siblings))
         raise UnsupportedError(
-            f"an HPRM federate runs one node; spin_once was given {node.get_name()} after "
-            f"{_loop.node.get_name()}"
+            f"an HPRM federate's main steps the nodes it stepped first ({first}); it was "
+            f"given {stepped}"
         )
     return _loop
 
 
-def spin_once(node: Any, timeout_sec: float | None) -> None:
-    """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says)."""
+def spin_once(node: Any, timeout_sec: float | None, siblings: tuple[Any, ...] = ()) -> None:
+    """What ``rclpy.spin_once(node, timeout_sec=)`` does in a federate (the module says);
+    with ``siblings``, an executor's ``spin_once`` of all its nodes
+    (:mod:`hprm_bridge.rclpy.main_turns`)."""
     from hprm_bridge.rclpy import _stopped
 
-    loop = _main_loop(node)
+    loop = _main_loop(node, siblings)
     loop.spin_once(timeout_sec)
     if loop.stopped:
         _stopped()
 
 
-def spin_until_future_complete(node: Any, future: Any, timeout_sec: float | None) -> None:
+def spin_until_future_complete(
+    node: Any, future: Any, timeout_sec: float | None, siblings: tuple[Any, ...] = ()
+) -> None:
     """``rclpy.spin_until_future_complete`` in a node file's main: ``spin_once`` until
     ``future`` is done, ``timeout_sec`` of logical time has passed, or the federation
     has stopped (then it returns, as rclpy's does once its context is shut down). So a
@@ -258,7 +269,7 @@ def spin_until_future_complete(node: Any, future: Any, timeout_sec: float | None
     stops when the main ends."""
     from hprm_bridge.rclpy import _stopped
 
-    loop = _main_loop(node)
+    loop = _main_loop(node, siblings)
     timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
     loop._sleeper.wait_until(loop._task, future.done, timeout_ns)
     if loop.stopped:
@@ -329,8 +340,9 @@ def finish(failure: BaseException | None) -> int | None:
     loop, _loop = _loop, None
     from hprm_bridge.rclpy import _state, _stopped
 
-    if loop.node in _state["spinning"]:
-        _state["spinning"].remove(loop.node)
+    for node in (loop.node, *loop.siblings):
+        if node in _state["spinning"]:
+            _state["spinning"].remove(node)
     _stopped()
     if isinstance(failure, ExternalShutdownException) and loop.stopped:
         # a main that never looks at rclpy.ok() (``while True:``) is ended by its

@@ -146,6 +146,10 @@ class Node(GraphQueries, NodeParameterMethods):
             )
         self._reactor = _NodeReactor()
         self._hoisted: dict[int, str] = {}  # id(port) -> its name in a composed federate
+        # a main stepping an executor of several nodes (rclpy/main_turns.py): the first
+        # node's count of siblings, a sibling's True; set before the reactor is built
+        self._main_siblings = 0
+        self._in_main_turns = False
         self._graph = Graph(fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []

@@ -28,6 +28,7 @@ from hprm_bridge.rclpy import (
     federate_status,
     guard_condition,
     late_entities,
+    main_turns,
     parameter_calls,
     parameter_service,
     qos_compatibility,
@@ -112,9 +113,23 @@ def build(node: Node) -> None:
             triggers.append(answers)
     sleeper = node._sleeper
     if sleeper is not None:  # tasks resume after the tag's other callbacks
-        r.add_reaction(exits(node, sleeper.wake, note=False), node._wake, name="wake")
+        ran, go = main_turns.first_node_ports(node) if node._main_siblings else ([], [])
+
+        def wake() -> None:
+            sleeper.wake()
+            for port in go:  # the main may have published on a sibling's publisher
+                port.set(True)
+
+        def resume() -> None:
+            if any(port.is_present for port in ran):  # a sibling ran a callback
+                sleeper.note_callback()
+            sleeper.resume_spinners()
+            for port in go:
+                port.set(True)
+
+        r.add_reaction(exits(node, wake, note=False), node._wake, effects=go, name="wake")
         triggers.append(node._wake)
-        r.add_reaction(exits(node, sleeper.resume_spinners, note=False), *triggers,
+        r.add_reaction(exits(node, resume, note=False), *triggers, *ran, effects=go,
                        name="spin_once")  # fmt: skip
     if node._reports_status:  # /hprm/federate_status, then its last words at shutdown
         from hprm_bridge.porting import federate_names
@@ -142,6 +157,10 @@ def build(node: Node) -> None:
 
         r.add_reaction(sleep_until, *triggers, effects=[wake], name="sleep_until")
         r.add_reaction(sleeper.stop, r.shutdown, name="stop_tasks")
+    if node._in_main_turns:  # a sibling of nodes a main steps (rclpy/main_turns.py)
+        ran_out, go_in = main_turns.sibling_ports(node)
+        r.add_reaction(lambda: ran_out.set(True), *triggers, effects=[ran_out], name="ran")
+        triggers.append(go_in)  # what the main published on this node's publishers
     if node._publishers:
         r.add_reaction(
             callbacks.flush(node._publishers, loops),
