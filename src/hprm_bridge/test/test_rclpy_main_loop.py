@@ -16,16 +16,21 @@ import pytest
 NODES = Path(__file__).parent / "nodes"
 
 
+def _hprm_ros_run(*args, timeout=120):
+    """``hprm-ros run`` with ``args``, to its end: (exit code, stdout and stderr)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, args)],
+        capture_output=True, text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    return r.returncode, r.stdout + r.stderr
+
+
 def _run(*args, talker=True, timeout=120):
     """``hprm-ros run`` of the looper (and the talker: two messages every 10 ms);
     (exit code, output, the looper's PASS lines as (ms from the start, got))."""
     files = [NODES / "spin_looper.py", *([NODES / "talker.py"] if talker else [])]
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *files, *args],
-        capture_output=True, text=True, timeout=timeout, env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    out = r.stdout + r.stderr
-    return r.returncode, out, _passes(out)
+    code, out = _hprm_ros_run(*files, *args, timeout=timeout)
+    return code, out, _passes(out)
 
 
 def _passes(out: str) -> list[tuple[float, str]]:
@@ -186,12 +191,8 @@ def test_a_task_in_spin_once_resumes_after_a_later_tags_callbacks_or_its_timeout
 
 def test_the_tutorials_polling_service_client_runs_unchanged():
     """Foxy's tutorial client: call_async, then spin_once until the future is done."""
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / "polling_client.py",
-         NODES / "adder.py"], capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out
+    code, out = _hprm_ros_run(NODES / "polling_client.py", NODES / "adder.py")
+    assert code == 0, out
     start = re.search(r"start time (\d+)", out).group(1)
     # the reply comes two microsteps after the call, at the start time: one spin_once
     assert f"[polling_client] RESULT 2 + 3 = 5 after 1 spin_once at {start}" in out
@@ -382,12 +383,9 @@ def test_a_never_spinning_main_with_two_nodes_is_refused_at_its_first_sleep(tmp_
             time.sleep(0.1)
     """)
     )
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", two, "--timeout", "5 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    assert r.returncode != 0
-    assert "sleeps with 2 nodes made (left, right) and none spun" in r.stdout + r.stderr
+    code, out = _hprm_ros_run(two, "--timeout", "5 s")
+    assert code != 0
+    assert "sleeps with 2 nodes made (left, right) and none spun" in out
 
 
 def test_a_stop_signal_while_joining_interrupts_a_never_spinning_main(tmp_path):
@@ -397,14 +395,9 @@ def test_a_stop_signal_while_joining_interrupts_a_never_spinning_main(tmp_path):
     and sleeps) runs to its end in wall-clock time: no turns are left to wait for."""
     failing = tmp_path / "failing.py"
     failing.write_text("import time\ntime.sleep(2)\nraise SystemExit(3)\n")  # once it waits
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", UNSPUN, failing, "--param",
-         "unspun_talker:nap:=0.5",
-         "--timeout", "5 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    out = r.stdout + r.stderr
-    assert r.returncode == 3, out
+    code, out = _hprm_ros_run(UNSPUN, failing, "--param", "unspun_talker:nap:=0.5",
+                              "--timeout", "5 s")  # fmt: skip
+    assert code == 3, out
     assert "[unspun_talker] INTERRUPTED, ok False" in out
     assert "[unspun_talker] SLEPT AFTER THE INTERRUPT" in out  # not killed in that sleep
     assert "AssemblyError" not in out and "not part of a running program" not in out
@@ -467,13 +460,8 @@ def test_a_main_loop_that_never_looks_at_ok_ends_with_its_federation(tmp_path, s
     federate exits as stopped, not failed, and the run ends instead of waiting for it."""
     node = tmp_path / "endless.py"
     node.write_text(textwrap.dedent(ENDLESS[shape]))
-    r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", node, NODES / "listener.py",
-         "--timeout", "0.35 s"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
-    out = r.stdout + r.stderr
-    assert r.returncode == 0, out
+    code, out = _hprm_ros_run(node, NODES / "listener.py", "--timeout", "0.35 s")
+    assert code == 0, out
     assert "the federation stopped, which ended the main" in out
     assert "endless left" in out and "listener left" in out
     if shape == "publish_and_sleep":
