@@ -65,9 +65,16 @@ def build(node: Node) -> None:
         r.add_reaction(answer_calls, node._parameter_calls, stp_violation=answer_calls,
                        name="parameters")  # fmt: skip
         triggers.append(node._parameter_calls)
+
+    def incompatible_qos() -> None:  # known once the graph came: maybe none
+        if node._incompatible:
+            if node._sleeper is not None:  # callbacks ran: for spin_once
+                node._sleeper.note_callback()
+            qos_compatibility.fire(node, node._incompatible)
+
     # QoS the RTI refused to connect: the events come first, as discovery before data
-    r.add_reaction(exits(node, lambda: qos_compatibility.fire(node, node._incompatible)),
-                   r.startup, name="incompatible_qos")  # fmt: skip
+    r.add_reaction(exits(node, incompatible_qos, note=False), r.startup,
+                   name="incompatible_qos")  # fmt: skip
     tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):
