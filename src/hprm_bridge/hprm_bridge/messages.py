@@ -66,6 +66,19 @@ _lock = threading.RLock()
 _classes: dict[str, type] = {}
 
 
+def ros_type_name(msg_type: Any) -> str:
+    """``pkg/msg/Name`` (or ``/srv/``, ``/action/``) of an interface class, HPRM's or
+    rclpy's generated one, or of a type string in any of ROS 2's spellings.
+
+    >>> ros_type_name("std_msgs/String")
+    'std_msgs/msg/String'
+    """
+    from hprm_bridge.wire.naming import normalize_type_name
+    from hprm_core.trigger import type_name
+
+    return normalize_type_name(type_name(msg_type))
+
+
 def message_class(ros_type: str, registry: TypeRegistry | None = None) -> type:
     """The class of ``pkg/msg/Name`` (one per type and process)."""
     cls = _classes.get(ros_type)  # the common case, a type already made: no lock

@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hprm_bridge import action_ports, messages, parameter_services, service_ports
+from hprm_bridge import action_ports, messages, parameter_services
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
     deadline,
@@ -58,6 +58,7 @@ from hprm_bridge.rclpy.guard_condition import GuardCondition
 from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameterMethods, NodeParameters, _descriptor
+from hprm_bridge.rclpy.node_services import NodeServiceMethods
 from hprm_bridge.rclpy.parameter import Parameter  # noqa: F401  (as rclpy.node)
 from hprm_bridge.rclpy.parameter_overrides import resolve as resolve_overrides
 from hprm_bridge.rclpy.publisher import Publisher
@@ -68,23 +69,14 @@ from hprm_bridge.rclpy.qos_event import (
 )
 from hprm_bridge.rclpy.qos_overriding_options import QoSOverridingOptions, declare_qos_parameters
 from hprm_bridge.rclpy.rate import Rate
-from hprm_bridge.rclpy.service import Handler, Service
+from hprm_bridge.rclpy.service import Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
 from hprm_bridge.wire import naming
-from hprm_bridge.wire.naming import InvalidNameError, normalize_type_name
+from hprm_bridge.wire.naming import InvalidNameError
 from hprm_core import Input, LogicalAction, Output, Reactor, Timer
-from hprm_core.errors import AssemblyError
-from hprm_core.trigger import type_name
-
-
-def _ros_type(msg_type: Any) -> str:
-    """``pkg/msg/Name`` of a message class (HPRM's or rclpy's) or type string."""
-    return normalize_type_name(type_name(msg_type))
-
 
 _REASON = re.compile(r"^invalid [a-z ]+ '[^']*': ")  # naming's prefix: rclpy's names the name
-_ACTION_SERVICES = ("_SendGoal", "_GetResult")  # an action's services (pkg/action/Name_...)
 NODE_SERVICES = "HPRM_NODE_SERVICES"  # =1: /rosout and ros2 param (hprm-ros run --node-services)
 
 
@@ -92,7 +84,7 @@ class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
 
 
-class Node(GraphQueries, NodeParameterMethods):
+class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
     """The subset of rclpy's Node that nodes publishing, subscribing and
     timing use; see the module docstring for what each call becomes."""
 
@@ -259,7 +251,7 @@ class Node(GraphQueries, NodeParameterMethods):
         publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None,
         qos_overriding_options: QoSOverridingOptions | None = None, **kw: Any,
     ) -> Publisher:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
+        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
         qos = as_profile(qos_profile)
         if qos_overriding_options is not None:
             qos = declare_qos_parameters("publisher", self, name, qos, qos_overriding_options)
@@ -316,7 +308,7 @@ class Node(GraphQueries, NodeParameterMethods):
         qos_overriding_options: QoSOverridingOptions | None = None, raw: bool = False,
         **kw: Any,
     ) -> Subscription:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), _ros_type(msg_type)
+        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
         qos = as_profile(qos_profile)
         if qos_overriding_options is not None:
             qos = declare_qos_parameters("subscription", self, name, qos, qos_overriding_options)
@@ -364,80 +356,11 @@ class Node(GraphQueries, NodeParameterMethods):
             raise ValueError(f"frequency must be > 0, got {frequency!r}")
         return Rate(round(1_000_000_000 / frequency), self._clock.logical_ns)
 
-    def create_service(
-        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any], *,
-        callback_group: CallbackGroup | None = None, **kw: Any,
-    ) -> Service:  # fmt: skip
-        return self._in_group(self._serve(srv_type, srv_name, callback), callback_group)
-
     def _in_group(self, entity: Any, group: CallbackGroup | None) -> Any:
         """``entity`` in ``group`` (the node's default group if None), as rclpy puts it."""
         entity.callback_group = group if group is not None else self._default_group
         entity.callback_group.add_entity(entity)
         return entity
-
-    def _serve(
-        self, srv_type: Any, srv_name: str, callback: Callable[[Any, Any], Any] | None,
-        handler: Handler | None = None,
-    ) -> Service:  # fmt: skip
-        """A service answered by ``callback`` as rclpy calls it, or by ``handler``, which
-        answers each call through ``Service._reply``, then or at a later tag."""
-        name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
-        if self._finalized:  # in the place of a destroyed one
-            i = late_entities.place(self.services, "create_service", name, cls)
-            old = self.services[i]
-            service = Service(cls, name, callback, old._requests, old._replies, handler)
-            self.services[i] = service
-            return service
-        # boundary: with --bridge, plain ROS 2 may call it too, beside the ported callers
-        requests = Input(topic=service_ports.request_topic(name), msg_type=cls._hprm_type,
-                         boundary=True)  # fmt: skip
-        index = len(self.services)
-        self._reactor.attach(f"srv{index}_request", requests)
-        replies = self._publisher(service_ports.reply_topic(name), cls._hprm_type,
-                                  f"srv{index}_reply", boundary=True)  # fmt: skip
-        service = Service(cls, name, callback, requests, replies, handler)
-        self._graph.add("srv", name, cls._hprm_type)
-        self.services.append(service)
-        return service
-
-    def create_client(
-        self, srv_type: Any, srv_name: str, *, callback_group: CallbackGroup | None = None,
-        **kw: Any,
-    ) -> Client:  # fmt: skip
-        return self._in_group(self._client(srv_type, srv_name), callback_group)
-
-    def _client(self, srv_type: Any, srv_name: str) -> Client:
-        name, cls = self.resolve_service_name(srv_name), self._service_class(srv_type)
-        if self._finalized:  # in the place of a destroyed one
-            i = late_entities.place(self.clients, "create_client", name, cls)
-            old = self.clients[i]
-            client = self.clients[i] = Client(cls, name, old._key, old._requests, old._replies)
-            client._served, client._route, client._via_route = (old._served, old._route,
-                                                                 old._via_route)  # fmt: skip
-            return client
-        index = len(self.clients)
-        requests = self._publisher(service_ports.request_topic(name), cls._hprm_type,
-                                   f"client{index}_request")  # fmt: skip
-        replies = Input(topic=service_ports.reply_topic(name), msg_type=cls._hprm_type)
-        self._reactor.attach(f"client{index}_reply", replies)
-        client = Client(cls, name, f"{self._unique_name()}#{index}", requests, replies)
-        client._route = parameter_calls.route(self, cls, name, index)
-        self._graph.add("cli", name, cls._hprm_type)
-        self.clients.append(client)
-        return client
-
-    @staticmethod
-    def _service_class(srv_type: Any) -> Any:
-        """HPRM's class of the service (rclpy's generated one, when the node imported
-        that, names the same type): its Request and Response cross between federates."""
-        try:
-            name = _ros_type(srv_type)
-        except (AssemblyError, InvalidNameError):
-            name = repr(srv_type)
-        if "/srv/" not in name and not name.endswith(_ACTION_SERVICES):
-            raise TypeError(f"{name} is not a service type (pkg/srv/Name)")
-        return messages.service_class(name)
 
     # Destroying: a federate's ports are fixed, so an entity's port stays and the entity
     # stops (a subscription's callback is not called again, a service answers no more, a
