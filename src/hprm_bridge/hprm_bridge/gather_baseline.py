@@ -61,10 +61,14 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
 
     domain = random_domain_id()  # ports below the ephemeral range
     procs = [
+        # a session of their own, as the launcher's federates: a terminal's Ctrl-C reaches
+        # this server, which stops them (stop_processes), never a client still importing
+        # (seen: its KeyboardInterrupt traceback from `import numpy`)
         subprocess.Popen(
             [sys.executable, "-m", "hprm_bridge.gather_baseline", str(i), str(domain), client],
             stdout=subprocess.PIPE,
             text=True,
+            start_new_session=True,
         )
         for i in range(CLIENTS)
     ]
@@ -107,5 +111,5 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
 if __name__ == "__main__":
     try:
         _client(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
-    except KeyboardInterrupt:  # Ctrl-C reaches the whole group: the server stops too
+    except KeyboardInterrupt:  # run by hand in a terminal
         sys.exit(130)

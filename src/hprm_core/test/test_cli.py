@@ -147,8 +147,13 @@ def test_bench_counts_below_their_minimum_are_usage_errors(args, message):
     assert r.returncode == 2 and message in r.stderr, r.stderr
 
 
-@pytest.mark.parametrize(("how", "after_lines"), [("ctrl-c", 3), ("sigterm", 1)])
-def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines):
+@pytest.mark.parametrize(
+    ("how", "after_lines", "wait_s"),
+    # the third: as the ros2-wire baseline's clients start (they import numpy then: seen
+    # printing KeyboardInterrupt tracebacks while in the terminal's process group)
+    [("ctrl-c", 3, 1.0), ("sigterm", 1, 1.0), ("ctrl-c", 5, 0.1)],
+)
+def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines, wait_s):
     """Ctrl-C (SIGINT to the terminal's process group, every child included) or SIGTERM
     (to the benchmark alone) while it runs a federation or a baseline's clients: one
     line, status 130, no traceback from it or its children, no process, directory or
@@ -160,7 +165,9 @@ def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines):
                          start_new_session=True, env=env)  # fmt: skip
     try:
         seen = [p.stdout.readline() for _ in range(after_lines)]  # "gather: <variant> ..."
-        time.sleep(1.0)  # into that variant's run
+        if after_lines == 5 and "ros2-wire" not in seen[-1]:
+            pytest.skip("no ros2-wire baseline here (hprm_bridge is not installed)")
+        time.sleep(wait_s)  # into that variant's run
         if how == "ctrl-c":
             os.killpg(p.pid, signal.SIGINT)
         else:
