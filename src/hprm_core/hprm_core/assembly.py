@@ -170,8 +170,8 @@ class Assembly:
         self.graph.assigned = assigned
         self.graph.labels = {n: v for n, v in self._labels.items() if v}
         for r in self.graph.refused:
-            log.info("  %s -x- %s (topic %s): not connected, the output offers less than the "
-                     "input requests (%s)", r.src, r.dst, r.topic, ", ".join(r.terms))  # fmt: skip
+            log.info("  %s -x- %s (topic %s): not connected, %s", r.src, r.dst, r.topic,
+                     r.reason)  # fmt: skip
         for c in self.graph.connections:
             delay = (
                 ""

@@ -149,9 +149,7 @@ def render_federation(
             delay = f" ({describe_delay(c.after)})" if c.after else " (+1 microstep)"
         edges.append((c.src_federate, c.dst_federate, c.topic or c.dst, delay))
     # matched by topic, kept apart by their contracts: shown as such, not as loose ends
-    refused = [(r.src.split(".", 1)[0], r.dst.split(".", 1)[0], r.topic,
-                f"the output offers less than the input requests: {', '.join(r.terms)}")
-               for r in graph.refused]  # fmt: skip
+    refused = [(r.src_federate, r.dst_federate, r.topic, r.reason) for r in graph.refused]
     linked_out = {(c.src_federate, c.topic) for c in graph.connections}
     linked_out |= {(a, topic) for a, _, topic, _ in refused}
     linked_in = {(c.dst_federate, c.topic) for c in graph.connections}

@@ -77,6 +77,19 @@ class RefusedConnection:
     topic: str
     terms: tuple[str, ...]
 
+    @property
+    def src_federate(self) -> str:
+        return self.src.split(".", 1)[0]
+
+    @property
+    def dst_federate(self) -> str:
+        return self.dst.split(".", 1)[0]
+
+    @property
+    def reason(self) -> str:
+        """Why, as the RTI's log and ``hprm-ros graph`` say it."""
+        return f"the output offers less than the input requests: {', '.join(self.terms)}"
+
 
 def shortfall(offer: dict[str, int], request: dict[str, int]) -> list[str]:
     """The terms on which ``offer`` (an output's contract) falls below ``request`` (an

@@ -57,8 +57,10 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
     by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
     for i, node in enumerate(nodes):
         child = top.attach(f"node{i}", node._reactor)
-        ports = [e for e in child._elements if isinstance(e, Port)]
-        for port in [p for p in ports if not main_turns.is_internal(p)]:
+        ports = [
+            e for e in child._elements if isinstance(e, Port) and not main_turns.is_internal(e)
+        ]
+        for port in ports:
             name = f"{node.get_name()}_{port.name}"
             if name in top.__dict__:  # two nodes of one name: the index tells them apart
                 name = f"node{i}_{port.name}"
