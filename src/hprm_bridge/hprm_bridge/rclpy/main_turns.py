@@ -23,11 +23,13 @@ published five times.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hprm_core import Input, Output
 
 if TYPE_CHECKING:
+    from hprm_bridge.rclpy.logical_sleep import Sleeper
     from hprm_bridge.rclpy.node import Node
 
 _PREFIX = "turns_"  # the links' port names (a node's own ports are pub0, sub0, ...)
@@ -40,13 +42,32 @@ def prepare(first: Node, siblings: list[Node]) -> None:
         node._in_main_turns = True
 
 
-def first_node_ports(node: Node) -> tuple[list[Input], list[Output]]:
-    """The first node's: one input per sibling (it ran), one output per sibling (the
-    main had a turn)."""
+def turn_reactions(
+    node: Node, sleeper: Sleeper
+) -> tuple[Callable[[], None], Callable[[], None], list[Input], list[Output]]:
+    """What the node's ``wake`` and ``spin_once`` reactions call, and the ports they
+    read and set: the sleeper's own methods, no port, for a node stepped alone; for the
+    first of several, one input per sibling (it ran) and one output per sibling (the
+    main had a turn), which they read and set."""
     n = node._main_siblings
+    if not n:
+        return sleeper.wake, sleeper.resume_spinners, [], []
     ran = [node._reactor.attach(f"{_PREFIX}ran{k}", Input()) for k in range(n)]
-    turns = [node._reactor.attach(f"{_PREFIX}go{k}", Output()) for k in range(n)]
-    return ran, turns
+    go = [node._reactor.attach(f"{_PREFIX}go{k}", Output()) for k in range(n)]
+
+    def wake() -> None:
+        sleeper.wake()
+        for port in go:  # the main may have published on a sibling's publisher
+            port.set(True)
+
+    def resume() -> None:
+        if any(port.is_present for port in ran):  # a sibling ran a callback
+            sleeper.note_callback()
+        sleeper.resume_spinners()
+        for port in go:
+            port.set(True)
+
+    return wake, resume, ran, go
 
 
 def sibling_ports(node: Node) -> tuple[Output, Input]:

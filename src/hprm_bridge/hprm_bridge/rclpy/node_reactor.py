@@ -120,20 +120,8 @@ def build(node: Node) -> None:
             triggers.append(answers)
     sleeper = node._sleeper
     if sleeper is not None:  # tasks resume after the tag's other callbacks
-        ran, go = main_turns.first_node_ports(node) if node._main_siblings else ([], [])
-
-        def wake() -> None:
-            sleeper.wake()
-            for port in go:  # the main may have published on a sibling's publisher
-                port.set(True)
-
-        def resume() -> None:
-            if any(port.is_present for port in ran):  # a sibling ran a callback
-                sleeper.note_callback()
-            sleeper.resume_spinners()
-            for port in go:
-                port.set(True)
-
+        # one node: the sleeper's own; the first of several a main steps: theirs too
+        wake, resume, ran, go = main_turns.turn_reactions(node, sleeper)
         r.add_reaction(exits(node, wake, note=False), node._wake, effects=go, name="wake")
         triggers.append(node._wake)
         r.add_reaction(exits(node, resume, note=False), *triggers, *ran, effects=go,
