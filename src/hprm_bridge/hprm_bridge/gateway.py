@@ -70,6 +70,7 @@ from hprm_bridge.bridge_config import (
     tag_policy_arg,
     with_flags,
 )
+from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.porting import ROS_NODE_LABEL, endpoint_nodes, sibling_nodes
 from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_bridge.wire.qos import QOS_DEFAULT, Durability, QoSProfile
@@ -405,6 +406,8 @@ class Gateway(Reactor):
             if publish is None:  # the start failed (and said why): the stop is under way
                 return
             for msg in inp.value:  # a ported node's port carries its publishes of one tag
+                if type(msg) is LivelinessChange:  # not a message: ROS 2 sees its own
+                    continue
                 publish(msg)
                 self.published += 1
 

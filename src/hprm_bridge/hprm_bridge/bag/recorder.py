@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bag.source import BagError
+from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.parameter_services import is_parameter_topic
 from hprm_core import Input, Reactor
 
@@ -85,6 +86,8 @@ class BagRecorder(Reactor):
         def record() -> None:
             t = self.tag.time - self.start_time + self.time_base
             for msg in inp.value:  # a ported node's port: its publishes of one tag, in order
+                if type(msg) is LivelinessChange:  # not a message
+                    continue
                 self._writer.write(self._conns[topic], t, bytes(self._types.encode(msg, msg_type)))
                 tag = tag_class(time=t, microstep=int(self.tag[1]))
                 self._writer.write(self._tag_conn, t, bytes(self._types.encode(tag, TAG_TYPE)))

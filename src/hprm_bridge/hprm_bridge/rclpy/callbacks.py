@@ -13,8 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.message_pickle import received
 from hprm_bridge.raw_message import RawMessage, materialize
+from hprm_bridge.rclpy import liveliness
 from hprm_bridge.rclpy.callback_groups import run_in_group
 from hprm_bridge.rclpy.guard_condition import GuardCondition
 from hprm_bridge.rclpy.logical_sleep import Sleeper, drive
@@ -53,7 +55,8 @@ def deliver(
         values = sub._port.value or ()
         if loop is not None and loop.is_present:  # the node's own, a microstep old
             values = (*values, *loop.value)
-        if values and sub._deadline is not None and not sub._destroyed:
+        watched = values and sub._deadline is not None and not sub._destroyed
+        if watched and liveliness.has_message(values):  # not only liveliness changes
             sub._deadline.seen()
         if tasks is None:
             _call(sub, values)
@@ -67,6 +70,10 @@ def _call(sub: Subscription, values: tuple[Any, ...]) -> None:
     for value in values:
         if sub._destroyed:  # by this callback, or another of the tag
             return
+        if type(value) is LivelinessChange:  # a publisher's (rclpy/liveliness.py)
+            if sub._liveliness is not None:
+                sub._liveliness.heard(value)
+            continue
         try:  # a RawMessage from ROS 2 through the gateway is decoded here
             msg = _raw(value) if sub.raw else materialize(value)
         except MalformedSampleError as exc:

@@ -46,6 +46,9 @@ class _Composed(Reactor):
     #: sibling pairs whose QoS DDS would not match (output, input, topic, terms): not
     #: connected; their events come from Node._check_connections, as the RTI's refusals
     refused_inside: list[tuple[Port, Port, str, tuple[str, ...]]]
+    #: how many siblings' publishers feed a node's input (id(input) -> count): matched
+    #: publishers, for liveliness (rclpy/liveliness.py)
+    fed_inside: dict[int, int]
 
 
 def compose(nodes: list[Any], federate: str) -> Reactor:
@@ -53,6 +56,7 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
     top-level ports the nodes' ports, hoisted; ``federate`` is its name in the graph."""
     top = _Composed()
     top.refused_inside = []
+    top.fed_inside = {}
     inputs: list[tuple[str, int, Port, Input]] = []
     by_topic: dict[str, list[tuple[int, Port]]] = {}  # topic -> (node index, its output)
     for i, node in enumerate(nodes):
@@ -85,6 +89,7 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
                 top.refused_inside.append((out, port, topic, terms))
             else:
                 fed_by.append((j, out))
+        top.fed_inside[id(port)] = len(fed_by)
         if not fed_by:
             top.connect(hoisted_in, port)
             continue

@@ -21,6 +21,7 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 
 from __future__ import annotations
 
+import collections
 import functools
 import logging
 import os
@@ -29,11 +30,13 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hprm_bridge import action_ports, messages, parameter_services
+from hprm_bridge.liveliness_change import MATCHED
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
     deadline,
     federate_status,
     late_entities,
+    liveliness,
     node_reactor,
     parameter_calls,
     parameter_service,
@@ -147,6 +150,8 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         self._subscriptions: list[Subscription] = []
         self._timers: list[TimerHandle] = []
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
+        self._leases: list[liveliness.Lease] = []  # manual liveliness (rclpy/liveliness.py)
+        self._kick: Timer | None = None  # a flush for a publisher another node destroyed
         self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
         self._reaction_thread: int | None = None  # set at the start, for guard conditions
@@ -261,12 +266,20 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
             old = self._own_publishers[i]
             pub = publisher_class(name, old._port, ros_type)
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
+            pub._queue = old._queue  # what the old one queued at this tag (its leaving)
+            pub._queue.append(MATCHED)  # its subscriptions hear it come back
         else:
             pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
                                   publisher_class=publisher_class,
                                   contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
+            if self._kick is None:
+                self._kick = Timer(offset=1, period=1)
+                self._kick.cancel()  # reset by Publisher.destroy
+                self._reactor.attach("kick", self._kick)
+        pub._kick = self._kick
+        pub._lease = self._lease(pub, qos, event_callbacks)
         pub._deadline = watch
         pub._qos_events = (event_callbacks, topic)
         pub.qos_profile = qos
@@ -278,6 +291,28 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
         matched ones)."""
         return self._graph.count("sub", topic) - qos_compatibility.refused_peers(self, pub)
+
+    def _lease(self, pub: Publisher, qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
+        """A manual liveliness's lease (its timer a port of the node's reactor, so: before
+        the start; a publisher created after it takes the lease timer of the one it
+        replaces, if that had one)."""
+        lease = liveliness.lease(qos, pub._queue, event_callbacks)
+        if lease is None:
+            return None
+        if self._finalized:
+            old = next((x for x in self._leases if x._queue is pub._queue), None)
+            if old is None:  # no timer to take: refused, as any port after the start
+                self._check_open("create_publisher with a MANUAL_BY_TOPIC liveliness lease")
+                return None
+            lease.timer = old.timer
+            lease.timer.period = lease.timer.offset = int(qos.liveliness_lease_duration.nanoseconds)
+            lease.timer.cancel()
+            lease.timer.reset()
+            self._leases[self._leases.index(old)] = lease
+            return lease
+        self._reactor.attach(f"lease{len(self._leases)}", lease.timer)
+        self._leases.append(lease)
+        return lease
 
     def _deadline(self, qos: Any, event_callbacks: Any, info: type) -> DeadlineWatch | None:
         """A deadline watch (its timer a port of the node's reactor, so: before the start)."""
@@ -315,13 +350,16 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
-            sub = Subscription(name, self._subscriptions[i]._port, ros_type, callback, raw)
+            old = self._subscriptions[i]
+            sub = Subscription(name, old._port, ros_type, callback, raw)
             self._subscriptions[i] = sub
+            sub._liveliness = liveliness.watch(event_callbacks, old)
         else:
             port = Input(topic=name, msg_type=ros_type, contract=qos_compatibility.contract(qos))
             self._reactor.attach(f"sub{len(self._subscriptions)}", port)
             sub = Subscription(name, port, ros_type, callback, raw)
             self._subscriptions.append(sub)
+            sub._liveliness = liveliness.watch(event_callbacks)
             self._graph.add("sub", name, ros_type, qos)
         sub._deadline = watch
         sub._qos_events = (event_callbacks, topic)
@@ -497,6 +535,11 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         inside = getattr(top, "refused_inside", [])  # composed siblings' (composition.py)
         self._incompatible = qos_compatibility.refused_ends(self, graph.refused, qualified,
                                                             inside)  # fmt: skip
+        into = collections.Counter(c.dst for c in graph.connections)
+        siblings = getattr(top, "fed_inside", {})  # composed siblings' publishers
+        for sub in self._subscriptions:  # matched publishers: the node's own too
+            own = sum(1 for p in self._own_publishers if p.topic_name == sub.topic_name)
+            sub._matched = into[qualified(sub._port)] + siblings.get(id(sub._port), 0) + own
         told: set[str] = set()
         for client in self.clients:
             route = client._route

@@ -7,7 +7,7 @@ start takes the place, and the ports, of a destroyed one like it
 (:mod:`hprm_bridge.rclpy.late_entities`), and the same reaction then runs
 the new one's callback.
 
-Order within a tag: (at the start) the incompatible-QoS events; the callbacks of
+Order within a tag: (at the start) the incompatible-QoS and liveliness events; the callbacks of
 subscriptions, timers and guard conditions (in the order the node created them),
 services, clients, then the tasks that sleep in logical time, the federate status, and
 last the publish of everything the tag's callbacks queued
@@ -66,15 +66,18 @@ def build(node: Node) -> None:
                        name="parameters")  # fmt: skip
         triggers.append(node._parameter_calls)
 
-    def incompatible_qos() -> None:  # known once the graph came: maybe none
+    def discovered() -> None:  # known once the graph came: maybe nothing
+        watched = [s for s in node._subscriptions if s._liveliness is not None]
+        if (node._incompatible or watched) and node._sleeper is not None:
+            node._sleeper.note_callback()  # callbacks ran: for spin_once
         if node._incompatible:
-            if node._sleeper is not None:  # callbacks ran: for spin_once
-                node._sleeper.note_callback()
             qos_compatibility.fire(node, node._incompatible)
+        for sub in watched:
+            sub._liveliness.start(sub._matched)
 
-    # QoS the RTI refused to connect: the events come first, as discovery before data
-    r.add_reaction(exits(node, incompatible_qos, note=False), r.startup,
-                   name="incompatible_qos")  # fmt: skip
+    # What discovery tells: QoS the RTI refused to connect, then the publishers each
+    # liveliness callback counts. The events come first, as discovery before data.
+    r.add_reaction(exits(node, discovered, note=False), r.startup, name="discovered")
     tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):
@@ -99,6 +102,13 @@ def build(node: Node) -> None:
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
         r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)
+    for i, lease in enumerate(node._leases):  # a manual liveliness lost (rclpy/liveliness.py)
+        r.add_reaction(exits(node, lambda i=i: node._leases[i].expired()), lease.timer,
+                       name=f"lease{i}_expired")  # fmt: skip
+        triggers.append(lease.timer)
+    if node._kick is not None:  # a publisher another node destroyed: its leaving goes out
+        r.add_reaction(node._kick.cancel, node._kick, name="kick")
+        triggers.append(node._kick)
     own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
     if own:
         raise UnsupportedError(

@@ -11,13 +11,15 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
+from hprm_bridge.liveliness_change import GONE_ALIVE, GONE_LOST
 from hprm_bridge.message_pickle import published
 from hprm_bridge.rclpy.deadline import DeadlineWatch
 from hprm_bridge.rclpy.exceptions import InvalidHandle, UnsupportedError
 from hprm_bridge.rclpy.executors import ExternalShutdownException
+from hprm_bridge.rclpy.liveliness import Lease
 from hprm_bridge.rclpy.logical_sleep import main_is_over
 from hprm_bridge.rclpy.qos import QoSProfile
-from hprm_core import Output
+from hprm_core import Output, Timer
 from hprm_core.errors import AssemblyError
 
 
@@ -26,6 +28,8 @@ class Publisher:
     _destroyed = False
     _msg_class: type | None = None  # a node's publisher: what publish takes (none: internal)
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
+    _lease: Lease | None = None  # a manual liveliness's lease (rclpy/liveliness.py)
+    _kick: Timer | None = None  # its node's: a flush for a change made outside its reactions
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -52,15 +56,24 @@ class Publisher:
             from hprm_bridge import raw_message
 
             msg = raw_message.decode(self.msg_type, msg)
+        if self._lease is not None:  # before the message: alive again, if it was lost
+            self._lease.published()
         self._queue.append(published(msg))
         if self._deadline is not None:
             self._deadline.seen()
 
     def destroy(self) -> None:
-        """Its port stays (the federation's are fixed); ``publish`` refuses from now on."""
+        """Its port stays (the federation's are fixed); ``publish`` refuses from now on.
+        Its subscriptions hear it leave (:mod:`hprm_bridge.rclpy.liveliness`), at this
+        tag's end, or a nanosecond later where another node's callback destroyed it."""
         self._destroyed = True
         if self._deadline is not None:
             self._deadline.stop()
+        if self._kick is None:  # a node's internal publisher
+            return
+        alive = self._lease is None or self._lease.stop()
+        self._queue.append(GONE_ALIVE if alive else GONE_LOST)
+        self._kick.reset()
 
     def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
         """A numpy array in this federate's shared-memory store, to build a large field in
@@ -100,8 +113,12 @@ class Publisher:
         return int(count())
 
     def assert_liveliness(self) -> None:
-        """Accepted: a federate is alive while its federation runs (liveliness callbacks
-        are never called, see :mod:`hprm_bridge.rclpy.qos_event`)."""
+        """A ``MANUAL_BY_TOPIC`` publisher's lease starts again, as a publish starts it
+        (:mod:`hprm_bridge.rclpy.liveliness`); any other's liveliness needs nothing."""
+        if self._destroyed:
+            raise InvalidHandle(f"the publisher on {self.topic_name}")
+        if self._lease is not None:
+            self._lease.asserted()
 
     def wait_for_all_acked(self, timeout: Any = None) -> bool:
         """True: every message published reaches every subscriber of the federation, at

@@ -2,15 +2,21 @@
 (``event_callbacks=``).
 
 Between federates every message is delivered, in order, to every subscription of
-its topic, so of DDS's events only the **deadline** can happen: a subscription
-given ``deadline=`` in its QoS profile and a ``deadline`` callback hears, every
-deadline period with no message after its last one, ``total_count`` so far (a
-publisher the same about its own publishes). Measured in logical time
-(:mod:`hprm_bridge.rclpy.deadline`), so a missed deadline falls at the same tag in
-every run. An ``incompatible_qos`` callback hears, at the start, each other end its
-profile kept it from (:mod:`hprm_bridge.rclpy.qos_compatibility`: the RTI connects only
-what DDS would match). Liveliness and message-lost callbacks are accepted and never
-called: federates do not die silently, and nothing is lost between them.
+its topic. Of DDS's events, those that still happen come in logical time, so each
+falls at the same tag in every run:
+
+- **deadline**: a subscription given ``deadline=`` in its QoS profile and a
+  ``deadline`` callback hears, every deadline period with no message after its last
+  one, ``total_count`` so far (a publisher the same about its own publishes;
+  :mod:`hprm_bridge.rclpy.deadline`);
+- **incompatible_qos**: at the start, each other end its profile kept it from (the RTI
+  connects only what DDS would match; :mod:`hprm_bridge.rclpy.qos_compatibility`);
+- **liveliness**: a subscription hears its publishers matched at the start, leaving
+  when destroyed, and a manual-liveliness publisher's lease run out and its return; that
+  publisher hears its loss (:mod:`hprm_bridge.rclpy.liveliness`).
+
+Message-lost callbacks are accepted and never called: nothing is lost between
+federates.
 
 Example::
 

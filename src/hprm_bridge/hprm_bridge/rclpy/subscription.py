@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.rclpy.deadline import DeadlineWatch
+from hprm_bridge.rclpy.liveliness import Watch
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Input
 
@@ -15,6 +16,8 @@ class Subscription:
     qos_profile: QoSProfile
     _destroyed = False
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
+    _liveliness: Watch | None = None  # its publishers' liveliness (rclpy/liveliness.py)
+    _matched = 0  # its publishers at the start (Node._check_connections)
 
     def __init__(
         self, topic: str, port: Input, msg_type: str, callback: Callable[..., Any],
