@@ -129,3 +129,27 @@ def test_siblings_in_one_process_are_kept_apart_as_federates_are(ported_run):
 def test_siblings_under_real_rclpy(rclpy_until_stop):
     lines = rclpy_until_stop([SIBLINGS])
     assert sorted(_lines("\n".join(f"[s] {x}" for x in lines), "s")) == SIBLING_LINES, lines
+
+
+SELF = Path(__file__).parent / "nodes" / "qos_self.py"
+SELF_LINES = [  # the two events in either order (rclpy's: as DDS matches)
+    "HEARD [101, 102, 103, 104, 105]",  # the reliable publisher's only
+    "INCOMPATIBLE offered total 1 RELIABILITY",
+    "INCOMPATIBLE requested total 1 RELIABILITY",
+    "MATCHED 0 1",
+    "STOP",
+]
+
+
+def _self_lines(out):
+    return sorted(re.findall(r"^(?:\[qos_self\] )?((?:INCOMPATIBLE|HEARD|MATCHED|STOP).*)$",
+                             out, re.M))  # fmt: skip
+
+
+def test_a_node_hears_its_own_publishers_only_where_dds_would_match_them(ported_run):
+    assert _self_lines(ported_run(SELF, timeout="2 s")) == SELF_LINES
+
+
+@pytest.mark.ros2
+def test_a_node_hears_its_own_publishers_the_same_under_real_rclpy(rclpy_until_stop):
+    assert _self_lines("\n".join(rclpy_until_stop([SELF]))) == SELF_LINES

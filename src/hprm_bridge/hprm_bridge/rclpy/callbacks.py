@@ -3,8 +3,9 @@ a timer's tick, a guard condition's call, and the end-of-tag publish.
 
 A node hears its own messages on a topic it also subscribes to, as rclpy delivers them
 (``ignore_local_publications`` is off by default). A federate's ports connect to other
-federates only, so the node's own go round a logical action instead: published at a tag,
-heard one microstep later at the same logical time, each as it was when published.
+federates only, so the node's own go round a logical action per publisher instead:
+published at a tag, heard one microstep later at the same logical time, each as it was
+when published, by the subscriptions whose QoS DDS would match with the publisher's.
 """
 
 from __future__ import annotations
@@ -26,35 +27,48 @@ from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
 from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_core import LogicalAction, Reactor
+from hprm_core.structure import shortfall
+
+
+def own_heard(publishers: list[Publisher], sub: Subscription) -> list[Publisher]:
+    """The node's own publishers ``sub`` hears: those of its topic whose QoS DDS would
+    match with its own (a node's best-effort publisher does not reach its reliable
+    subscription under ROS 2 either; both get their events,
+    :mod:`hprm_bridge.rclpy.qos_compatibility`)."""
+    return [p for p in publishers if p.topic_name == sub.topic_name
+            and not shortfall(p._port.contract, sub._port.contract)]  # fmt: skip
 
 
 def loopbacks(
     reactor: Reactor, publishers: list[Publisher], subscriptions: list[Subscription]
-) -> dict[str, LogicalAction]:
-    """One logical action (attached to ``reactor``) per topic the node both publishes
-    and subscribes to."""
-    published = {p.topic_name for p in publishers}
-    loops: dict[str, LogicalAction] = {}
+) -> dict[int, LogicalAction]:
+    """One logical action (attached to ``reactor``) per publisher of the node that one of
+    its subscriptions hears, by ``id`` of its port (a publisher created after the start
+    takes a destroyed one's port, and its loop)."""
+    loops: dict[int, LogicalAction] = {}
     for sub in subscriptions:
-        if sub.topic_name in published and sub.topic_name not in loops:
-            loops[sub.topic_name] = LogicalAction()
-            reactor.attach(f"loopback{len(loops) - 1}", loops[sub.topic_name])
+        for pub in own_heard(publishers, sub):
+            if id(pub._port) not in loops:
+                loops[id(pub._port)] = LogicalAction()
+                reactor.attach(f"loopback{len(loops) - 1}", loops[id(pub._port)])
     return loops
 
 
 def deliver(
-    subs: list[Subscription], i: int, loop: LogicalAction | None, tasks: Sleeper | None
+    subs: list[Subscription], i: int, loops: list[LogicalAction], tasks: Sleeper | None
 ) -> Callable[[], None]:
     """The reaction of subscription ``subs[i]`` (whichever holds that place now): its
     callback for each message of the tag, from other federates (or ROS 2, still CDR:
-    decoded here) and then the node's own; with ``tasks``, as a task in its callback
-    group (:mod:`hprm_bridge.rclpy.callback_groups`)."""
+    decoded here) and then the node's own (``loops``: of the publishers it hears, in the
+    order the node created them); with ``tasks``, as a task in its callback group
+    (:mod:`hprm_bridge.rclpy.callback_groups`)."""
 
     def deliver() -> None:
         sub = subs[i]
         values = sub._port.value or ()
-        if loop is not None and loop.is_present:  # the node's own, a microstep old
-            values = (*values, *loop.value)
+        for loop in loops:
+            if loop.is_present:  # the node's own, a microstep old
+                values = (*values, *loop.value)
         watched = values and sub._deadline is not None and not sub._destroyed
         if watched and liveliness.has_message(values):  # not only liveliness changes
             sub._deadline.seen()
@@ -112,22 +126,18 @@ def guard_call(guards: list[GuardCondition], i: int, tasks: Sleeper | None) -> C
     return call
 
 
-def flush(publishers: list[Publisher], loops: dict[str, LogicalAction]) -> Callable[[], None]:
+def flush(publishers: list[Publisher], loops: dict[int, LogicalAction]) -> Callable[[], None]:
     """The node's last reaction of a tag: each publisher's messages of the tag onto its
     port as one tuple (a port holds one value per tag), and onto its loopback."""
 
     def flush() -> None:
-        own: dict[str, list[Any]] | None = None  # built only for a looped-back topic
         for pub in publishers:
             queue = pub._queue
             if queue:
                 pub._port.set(tuple(queue))
-                if pub.topic_name in loops:
-                    own = own if own is not None else {}
-                    own.setdefault(pub.topic_name, []).extend(received(m) for m in queue)
+                loop = loops.get(id(pub._port))
+                if loop is not None:
+                    loop.schedule(tuple(received(m) for m in queue))
                 queue.clear()
-        if own:
-            for topic, messages_ in own.items():
-                loops[topic].schedule(tuple(messages_))
 
     return flush

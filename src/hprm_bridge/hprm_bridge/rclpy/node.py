@@ -33,6 +33,7 @@ from hprm_bridge import action_ports, messages, parameter_services
 from hprm_bridge.liveliness_change import MATCHED
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
+    callbacks,
     deadline,
     federate_status,
     late_entities,
@@ -532,13 +533,14 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         def connected(port: Any) -> bool:
             return qualified(port) in (*sources, "")
 
-        inside = getattr(top, "refused_inside", [])  # composed siblings' (composition.py)
+        inside = [*getattr(top, "refused_inside", []),  # composed siblings' (composition.py)
+                  *qos_compatibility.refused_own(self)]  # fmt: skip
         self._incompatible = qos_compatibility.refused_ends(self, graph.refused, qualified,
                                                             inside)  # fmt: skip
         into = collections.Counter(c.dst for c in graph.connections)
         siblings = getattr(top, "fed_inside", {})  # composed siblings' publishers
         for sub in self._subscriptions:  # matched publishers: the node's own too
-            own = sum(1 for p in self._own_publishers if p.topic_name == sub.topic_name)
+            own = len(callbacks.own_heard(self._own_publishers, sub))
             sub._matched = into[qualified(sub._port)] + siblings.get(id(sub._port), 0) + own
         told: set[str] = set()
         for client in self.clients:

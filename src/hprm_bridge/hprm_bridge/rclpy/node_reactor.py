@@ -81,9 +81,9 @@ def build(node: Node) -> None:
     tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):
-        loop = loops.get(sub.topic_name)
-        fired_by = (sub._port,) if loop is None else (sub._port, loop)
-        r.add_reaction(exits(node, callbacks.deliver(node._subscriptions, i, loop, tasks)),
+        own = [loops[id(p._port)] for p in callbacks.own_heard(node._own_publishers, sub)]
+        fired_by = (sub._port, *own)
+        r.add_reaction(exits(node, callbacks.deliver(node._subscriptions, i, own, tasks)),
                        *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
     for _ in range(late_entities.SPARE_TIMERS):  # for timers made in callbacks

@@ -32,6 +32,7 @@ from hprm_bridge.rclpy.qos import (
     ReliabilityPolicy,
     qos_policy_name_from_kind,
 )
+from hprm_core.structure import shortfall
 
 _INFINITE = 2**63 - 1
 
@@ -107,6 +108,15 @@ def refused_ends(
                 counts[id(entity)] = counts.get(id(entity), 0) + 1
                 found.append((entity, side, counts[id(entity)], int(policy_kind(terms))))
     return found
+
+
+def refused_own(node: Any) -> list[tuple[Any, Any, str, tuple[str, ...]]]:
+    """The pairs of ``node``'s own publishers and subscriptions DDS would not match, as
+    composition's ``refused_inside`` holds siblings': (output, input, topic, terms)."""
+    return [(p._port, s._port, s.topic_name, terms)
+            for s in node._subscriptions for p in node._own_publishers
+            if p.topic_name == s.topic_name
+            and (terms := tuple(shortfall(p._port.contract, s._port.contract)))]  # fmt: skip
 
 
 def refused_peers(node: Any, entity: Any) -> int:
