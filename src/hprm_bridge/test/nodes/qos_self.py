@@ -15,7 +15,8 @@ from std_msgs.msg import Int32
 def event(side):
     def on_event(info):
         name = qos_policy_name_from_kind(info.last_policy_kind)
-        print(f"INCOMPATIBLE {side} total {info.total_count} {name}", flush=True)
+        print(f"INCOMPATIBLE {side} total {info.total_count} +{info.total_count_change} {name}",
+              flush=True)  # fmt: skip
 
     return on_event
 
