@@ -23,12 +23,11 @@ In a federate a callback runs at a tag, so the question is which one:
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.rclpy.exceptions import InvalidHandle
-from hprm_bridge.rclpy.logical_sleep import current_task, drive
+from hprm_bridge.rclpy.logical_sleep import drive, holds_turn
 from hprm_core import LogicalAction, PhysicalAction
 
 
@@ -54,11 +53,7 @@ class GuardCondition:
             self._outside.schedule()
 
     def _in_turn(self) -> bool:
-        thread = self._reactor_thread()
-        if thread is None:  # not started: called back at the start
-            return True
-        task = current_task()
-        return threading.get_ident() == thread or (task is not None and task.in_turn)
+        return holds_turn(self._reactor_thread())  # not started: called back at the start
 
     def _call(self) -> None:
         if not self._destroyed and self.callback is not None:

@@ -302,6 +302,17 @@ def current_task() -> _Task | None:
     return task if task is not None else _current.task
 
 
+def holds_turn(reactor_thread: int | None) -> bool:
+    """Whether the caller may act in logical time now: before the start (no
+    ``reactor_thread`` yet), in a reaction of the federate's thread, or in a task (the
+    node file's main between two ``spin_once``) while it holds the turn. A thread of the
+    node file's own, outside any turn, may not."""
+    if reactor_thread is None:
+        return True
+    task = current_task()
+    return threading.get_ident() == reactor_thread or (task is not None and task.in_turn)
+
+
 class Sleeper:
     """A node's tasks and when each wakes. The node's reactor owns it: ``start`` and
     ``wake`` run tasks from its reactions, ``take_wakeups`` gives the delays its wake

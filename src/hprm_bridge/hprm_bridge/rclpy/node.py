@@ -38,6 +38,7 @@ from hprm_bridge.rclpy import (
     federate_status,
     late_entities,
     liveliness,
+    logical_sleep,
     node_reactor,
     parameter_calls,
     parameter_service,
@@ -155,7 +156,7 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         self._kick: Timer | None = None  # a flush for a publisher another node destroyed
         self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
-        self._reaction_thread: int | None = None  # set at the start, for guard conditions
+        self._reaction_thread: int | None = None  # set at the start (logical_sleep.holds_turn)
         self.services: list[Service] = []
         self.clients: list[Client] = []
         self._clock = ROSClock(self._reactor)
@@ -269,6 +270,7 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
             pub._queue = old._queue  # what the old one queued at this tag (its leaving)
             pub._queue.append(MATCHED)  # its subscriptions hear it come back
+            self._kick_soon()
         else:
             pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
                                   publisher_class=publisher_class,
@@ -279,7 +281,7 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
                 self._kick = Timer(offset=1, period=1)
                 self._kick.cancel()  # reset by Publisher.destroy
                 self._reactor.attach("kick", self._kick)
-        pub._kick = self._kick
+        pub._kick = self._kick_soon
         pub._lease = self._lease(pub, qos, event_callbacks)
         pub._deadline = watch
         pub._qos_events = (event_callbacks, topic)
@@ -292,6 +294,13 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
         matched ones)."""
         return self._graph.count("sub", topic) - qos_compatibility.refused_peers(self, pub)
+
+    def _kick_soon(self) -> None:
+        """A flush of the node's publishers a nanosecond on, for what one of them queued
+        outside the node's reactions (another node's callback destroyed it). From a
+        thread outside any turn it waits for the node's next flush instead."""
+        if self._kick is not None and logical_sleep.holds_turn(self._reaction_thread):
+            self._kick.reset()
 
     def _lease(self, pub: Publisher, qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
         """A manual liveliness's lease (its timer a port of the node's reactor, so: before

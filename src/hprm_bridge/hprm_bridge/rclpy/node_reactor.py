@@ -44,7 +44,8 @@ def build(node: Node) -> None:
     """Add the node's reactions to ``node._reactor``."""
     r = node._reactor
     triggers: list[Any] = [r.startup]  # lines logged while the node was built
-    if node._guards:  # which thread is the node's turn (guard_condition.trigger)
+    if node._guards or node._kick is not None:  # which thread is the node's turn (for
+        # guard_condition.trigger, and Node._kick_soon)
 
         def started() -> None:
             node._reaction_thread = threading.get_ident()

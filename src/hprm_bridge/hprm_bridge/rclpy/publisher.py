@@ -9,6 +9,7 @@ in order.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.liveliness_change import GONE_ALIVE, GONE_LOST
@@ -19,7 +20,7 @@ from hprm_bridge.rclpy.executors import ExternalShutdownException
 from hprm_bridge.rclpy.liveliness import Lease
 from hprm_bridge.rclpy.logical_sleep import main_is_over
 from hprm_bridge.rclpy.qos import QoSProfile
-from hprm_core import Output, Timer
+from hprm_core import Output
 from hprm_core.errors import AssemblyError
 
 
@@ -29,7 +30,7 @@ class Publisher:
     _msg_class: type | None = None  # a node's publisher: what publish takes (none: internal)
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
     _lease: Lease | None = None  # a manual liveliness's lease (rclpy/liveliness.py)
-    _kick: Timer | None = None  # its node's: a flush for a change made outside its reactions
+    _kick: Callable[[], None] | None = None  # a flush for a change made outside them
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -73,7 +74,7 @@ class Publisher:
             return
         alive = self._lease is None or self._lease.stop()
         self._queue.append(GONE_ALIVE if alive else GONE_LOST)
-        self._kick.reset()
+        self._kick()
 
     def borrow_loaned_array(self, shape: int | tuple[int, ...], dtype: Any = "uint8") -> Any:
         """A numpy array in this federate's shared-memory store, to build a large field in

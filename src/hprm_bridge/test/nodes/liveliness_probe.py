@@ -41,6 +41,7 @@ class Talker(Node):
 
     def tick(self):
         if self.n == 0 and self.a.get_subscription_count() == 0:
+            self.a.assert_liveliness()  # its lease runs from its creation under DDS
             return  # not matched yet (rclpy across processes)
         self.n += 1
         if self.n in (1, 20):
