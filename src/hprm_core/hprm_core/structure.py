@@ -45,8 +45,23 @@ from hprm_core.trigger import Input
 COORDINATIONS = ("centralized", "decentralized")
 
 
+class _Ends:
+    """The federates at either end of a pair of ports named ``"federate.port"``."""
+
+    src: str
+    dst: str
+
+    @property
+    def src_federate(self) -> str:
+        return self.src.split(".", 1)[0]
+
+    @property
+    def dst_federate(self) -> str:
+        return self.dst.split(".", 1)[0]
+
+
 @dataclass(frozen=True)
-class ConnectionSpec:
+class ConnectionSpec(_Ends):
     """One connection between two federates' ports, by name (``"federate.port"``)."""
 
     src: str
@@ -57,17 +72,9 @@ class ConnectionSpec:
     topic: str | None = None  # the topic it was matched by, for messages
     wait: bool = True  # False: its receiver never waits for it (an Input(wait=False))
 
-    @property
-    def src_federate(self) -> str:
-        return self.src.split(".", 1)[0]
-
-    @property
-    def dst_federate(self) -> str:
-        return self.dst.split(".", 1)[0]
-
 
 @dataclass(frozen=True)
-class RefusedConnection:
+class RefusedConnection(_Ends):
     """Two ports matched by topic that stay unconnected: the output offers less than the
     input requests on ``terms`` (their contracts, :func:`shortfall`). Kept so that both
     ends can say so (a ported ROS 2 node: its incompatible-QoS events)."""
@@ -76,14 +83,6 @@ class RefusedConnection:
     dst: str
     topic: str
     terms: tuple[str, ...]
-
-    @property
-    def src_federate(self) -> str:
-        return self.src.split(".", 1)[0]
-
-    @property
-    def dst_federate(self) -> str:
-        return self.dst.split(".", 1)[0]
 
     @property
     def reason(self) -> str:
