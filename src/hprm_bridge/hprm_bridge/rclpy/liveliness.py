@@ -39,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.liveliness_change import LOST, REGAINED, LivelinessChange
+from hprm_bridge.rclpy.duration import Infinite
 from hprm_bridge.rclpy.qos import LivelinessPolicy
 from hprm_bridge.rclpy.qos_event import QoSLivelinessChangedInfo, QoSLivelinessLostInfo
 from hprm_core import Timer
@@ -60,9 +61,7 @@ class Lease:
         if not self.alive:
             self.alive = True
             self._queue.append(REGAINED)
-            self.timer.reset()
-        else:
-            self.asserted()
+        self.asserted()
 
     def asserted(self) -> None:
         """A publish or ``assert_liveliness()``: the lease starts again (while alive)."""
@@ -89,7 +88,7 @@ def lease(qos: Any, queue: list[Any], event_callbacks: Any) -> Lease | None:
     """The lease a publisher of ``qos`` keeps, if any: manual liveliness by topic and a
     lease duration (rclpy's default, 0, is infinite)."""
     ns = int(qos.liveliness_lease_duration.nanoseconds)
-    if qos.liveliness != LivelinessPolicy.MANUAL_BY_TOPIC or not 0 < ns < 2**63 - 1:
+    if qos.liveliness != LivelinessPolicy.MANUAL_BY_TOPIC or not 0 < ns < Infinite.nanoseconds:
         return None
     return Lease(ns, queue, getattr(event_callbacks, "liveliness", None))
 

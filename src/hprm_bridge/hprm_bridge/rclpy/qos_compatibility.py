@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from hprm_bridge.rclpy.duration import Infinite
 from hprm_bridge.rclpy.qos import (
     DurabilityPolicy,
     LivelinessPolicy,
@@ -34,7 +35,7 @@ from hprm_bridge.rclpy.qos import (
 )
 from hprm_core.structure import shortfall
 
-_INFINITE = 2**63 - 1
+_INFINITE = Infinite.nanoseconds
 
 # The terms in the order Cyclone DDS checks them (measured under Humble: a pair that
 # differs in reliability and durability reports RELIABILITY, in deadline and liveliness
