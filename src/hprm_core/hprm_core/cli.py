@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import signal
 import sys
 
 from hprm_core import bench
@@ -33,9 +32,6 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
         with sigterm_as_interrupt():  # what the benchmark started is stopped and removed
             return int(main(rest) or 0)
     except KeyboardInterrupt:  # Ctrl-C is how one ends a long benchmark: not a crash
-        # from here on the benchmark is over: another Ctrl-C (a second press, or one
-        # reaching the process group late) must not turn the exit into a death by SIGINT
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print(f"hprm bench {args.name}: interrupted", file=sys.stderr)
         return INTERRUPTED
 
