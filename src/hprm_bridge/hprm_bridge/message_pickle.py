@@ -33,6 +33,7 @@ type's definition get an error naming the type instead of fields in the wrong pl
 from __future__ import annotations
 
 import array
+import copy
 import hashlib
 import pickle
 from collections.abc import Callable
@@ -94,6 +95,14 @@ def published(value: Any) -> Any:
 def received(value: Any) -> Any:
     """What a receiver of ``published(value)``'s value gets: the message as it was then."""
     return value.message() if type(value) is _Published else value
+
+
+def copied(value: Any) -> Any:
+    """What another node of the process receives of ``published(value)``'s value: the
+    message as published, its own (anything else, a service call's tuple say, a deep copy,
+    as the network would give)."""
+    got = received(value)
+    return copy.deepcopy(got) if got is value else got
 
 
 def _rebuild_flat(ros_type: str, layout: int, values: tuple[Any, ...]) -> Any:

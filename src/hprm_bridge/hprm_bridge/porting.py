@@ -198,6 +198,8 @@ def run_node(node: Any, *siblings: Any) -> int:
     _SETTINGS["spun"] = True
     reactor = node._as_reactor()
     nodes = [node, *siblings]
+    for n in nodes:  # what a subscription made after the start may hear
+        n._process = nodes
     if siblings:
         from hprm_bridge.rclpy.composition import compose
 

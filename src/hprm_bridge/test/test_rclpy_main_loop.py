@@ -285,7 +285,7 @@ def test_the_rate_loop_runs_under_real_rclpy_too():
 
 
 WAITER = NODES / "waiter.py"
-REFUSED = ("REFUSED wait_for_message(/silence) after the node's federate started (its first "
+REFUSED = ("REFUSED wait_for_message(/chatter) after the node's federate started (its first "
            "wait_for_message or spin_once started it)")  # fmt: skip
 
 
@@ -296,29 +296,45 @@ def _waiter_lines(out):
 def test_wait_for_message_takes_the_next_message_in_logical_time():
     """The main waits as the node's task: the first message of the talker's first pair,
     then, subscribed again in the destroyed subscription's place, the first of the next
-    tag's; a wait on a topic not subscribed at the start is refused, naming it."""
+    tag's; a wait on a topic not subscribed at the start that nobody publishes times out,
+    as under rclpy (test_rclpy_late_subscriptions.py)."""
     r = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WAITER, NODES / "talker.py",
          "--timeout", "10 s"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    assert _waiter_lines(r.stdout) == ["FIRST True 1a False", "AGAIN True 2a", REFUSED, "STOP"]
+    assert _waiter_lines(r.stdout) == ["FIRST True 1a False", "AGAIN True 2a",
+                                       "SILENCE False None", "STOP"]  # fmt: skip
+
+
+def test_a_wait_on_a_topic_another_federate_publishes_is_refused():
+    """Not waited on at the start, /chatter (as Int32) can come only through a port: the
+    wait is refused, saying why (under rclpy the types would not match: it would time
+    out)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WAITER, NODES / "talker.py",
+         "--timeout", "10 s", "--param", "waiter:last_topic:=chatter"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert _waiter_lines(r.stdout)[2:] == [REFUSED, "STOP"], r.stdout
 
 
 def test_wait_for_message_times_out_in_logical_time():
-    """Nobody publishes: the wait returns (False, None) at exactly its logical time limit
-    from the start, and the main's end stops the federation there."""
+    """Nobody publishes: each wait returns (False, None) at exactly its logical time limit
+    (0.25 s from the start, then 0.2 s more), and the main's end stops the federation
+    there."""
     r = subprocess.run(
         [sys.executable, "-m", "hprm_bridge.ros_cli", "run", WAITER, "--timeout", "10 s",
          "--param", "waiter:first_wait:=0.25"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
-    assert _waiter_lines(r.stdout) == ["FIRST False None True", REFUSED, "STOP"]
+    assert _waiter_lines(r.stdout) == ["FIRST False None True", "SILENCE False None", "STOP"]
     start = int(re.search(r"start time (\d+)", r.stdout).group(1))
     stop = int(re.search(r"stop requested by waiter at Tag\(time=(\d+)", r.stdout).group(1))
-    assert stop - start == 250_000_000
+    assert stop - start == 450_000_000
 
 
 def test_wait_for_message_outside_a_main_loop_is_refused(monkeypatch):

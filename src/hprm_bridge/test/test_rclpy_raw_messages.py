@@ -8,8 +8,8 @@ import pytest
 
 from hprm_bridge import messages
 from hprm_bridge.raw_message import RawMessage
-from hprm_bridge.rclpy.callbacks import _raw
 from hprm_bridge.rclpy.serialization import serialize_message
+from hprm_bridge.rclpy.subscription import raw_bytes
 
 RELAY = Path(__file__).parent / "nodes" / "raw_relay.py"
 SAYS = [line for n in (1, 2, 3) for line in (f"RAW bytes hello {n} cdr-as-rclpy True",
@@ -35,8 +35,8 @@ def test_a_raw_subscription_gets_the_gateways_bytes_as_they_came():
     msg = messages.message_class("std_msgs/msg/String")(data="hi")
     cdr = serialize_message(msg)
     padded = cdr + b"\x00"  # DDS may carry alignment padding: passed on as it came
-    assert _raw(RawMessage("std_msgs/msg/String", padded)) == padded
-    assert _raw(msg) == cdr
+    assert raw_bytes(RawMessage("std_msgs/msg/String", padded)) == padded
+    assert raw_bytes(msg) == cdr
 
 
 def test_a_publisher_refuses_a_message_of_another_type_as_rclpy():

@@ -10,22 +10,16 @@ when published, by the subscriptions whose QoS DDS would match with the publishe
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
-from typing import Any
 
-from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.message_pickle import received
-from hprm_bridge.raw_message import RawMessage, materialize
-from hprm_bridge.rclpy import liveliness
+from hprm_bridge.rclpy import late_subscriptions, liveliness
 from hprm_bridge.rclpy.callback_groups import run_in_group
 from hprm_bridge.rclpy.guard_condition import GuardCondition
-from hprm_bridge.rclpy.logical_sleep import Sleeper, drive
+from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.publisher import Publisher
-from hprm_bridge.rclpy.serialization import serialize_message
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
-from hprm_bridge.wire.errors import MalformedSampleError
 from hprm_core import LogicalAction, Reactor
 from hprm_core.structure import shortfall
 
@@ -73,37 +67,11 @@ def deliver(
         if watched and liveliness.has_message(values):  # not only liveliness changes
             sub._deadline.seen()
         if tasks is None:
-            _call(sub, values)
+            sub._deliver(values)
         elif values:
-            run_in_group(tasks, sub, lambda: _call(sub, values))
+            run_in_group(tasks, sub, lambda: sub._deliver(values))
 
     return deliver
-
-
-def _call(sub: Subscription, values: tuple[Any, ...]) -> None:
-    for value in values:
-        if sub._destroyed:  # by this callback, or another of the tag
-            return
-        if type(value) is LivelinessChange:  # a publisher's (rclpy/liveliness.py)
-            if sub._liveliness is not None:
-                sub._liveliness.heard(value)
-            continue
-        try:  # a RawMessage from ROS 2 through the gateway is decoded here
-            msg = _raw(value) if sub.raw else materialize(value)
-        except MalformedSampleError as exc:
-            logging.getLogger("hprm.rclpy").warning(
-                "dropped a malformed sample on %s: %s", sub.topic_name, exc
-            )
-            continue
-        drive(sub.callback(msg))
-
-
-def _raw(value: Any) -> bytes:
-    """A raw subscription's bytes: the CDR the gateway carried from ROS 2, or those
-    rclpy's ``serialize_message`` gives for a message of another federate."""
-    if isinstance(value, RawMessage):
-        return bytes(value.data)
-    return serialize_message(value)
 
 
 def tick(timers: list[TimerHandle], i: int, tasks: Sleeper | None) -> Callable[[], None]:
@@ -138,6 +106,8 @@ def flush(publishers: list[Publisher], loops: dict[int, LogicalAction]) -> Calla
                 loop = loops.get(id(pub._port))
                 if loop is not None:
                     loop.schedule(tuple(received(m) for m in queue))
+                if pub._late:  # subscriptions made after the start (rclpy/late_subscriptions.py)
+                    late_subscriptions.forward(pub, tuple(queue))
                 queue.clear()
 
     return flush

@@ -28,10 +28,9 @@ open for the gateway (``hprm-ros graph``: "published, no subscriber inside but i
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
-from hprm_bridge.message_pickle import received
+from hprm_bridge.message_pickle import copied
 from hprm_bridge.rclpy import main_turns
 from hprm_core import Input, Output, Reactor
 from hprm_core.structure import shortfall
@@ -120,13 +119,6 @@ class _Merge(Reactor):
         values = tuple(self.federation.value or ()) if self.federation.is_present else ()
         for heard in self.siblings:
             if heard.is_present:
-                values = (*values, *(_copied(m) for m in heard.value))
+                values = (*values, *(copied(m) for m in heard.value))
         if values:
             self.merged.set(values)
-
-
-def _copied(value: Any) -> Any:
-    """What a sibling receives: the message as published (a service call's tuple, a
-    copy of it, as the network would give)."""
-    got = received(value)
-    return copy.deepcopy(got) if got is value else got

@@ -59,6 +59,21 @@ class Graph:
         """One of the node's own endpoints (a topic's with its QoS), before the start."""
         self._own.append((kind, name, ros_type, None if qos is None else qos_fields(qos)))
 
+    def add_late(self, kind: str, name: str, ros_type: str, qos: QoSProfile,
+                 process: list[Graph]) -> None:  # fmt: skip
+        """One of the node's endpoints made after the start (rclpy/late_subscriptions.py):
+        the other nodes of its ``process`` see it too; other federates do not."""
+        self.add(kind, name, ros_type, qos)
+        for g in process:
+            if g is not self:
+                g._others.append((self._node, *self._own[-1]))
+
+    def publishers_outside(self, topic: str, process: set[str]) -> list[str]:
+        """Who publishes ``topic`` but the nodes of ``process`` (full names): other
+        federates' nodes, the gateway's federate for ROS 2's."""
+        return sorted({n for n, k, t, *_ in self._others
+                       if k == "pub" and t == topic and n not in process})  # fmt: skip
+
     def label(self, *siblings: Graph) -> str:
         """What the node tells the federation of itself: ``[kind, name, type(, qos)]`` per
         endpoint; with ``siblings`` (the nodes composed with it in one federate) theirs

@@ -20,8 +20,9 @@ another callback does. The new entity takes the old one's ports and its place
 in the node's reactions (:mod:`~hprm_bridge.rclpy.node_reactor`); the old
 handle stays destroyed.
 
-Anything else, a topic the node did not have at the start, is refused with
-an error naming it.
+A subscription on a topic the node did not have at the start hears its own
+process's publishers (:mod:`~hprm_bridge.rclpy.late_subscriptions`). Anything else
+is refused with an error naming it.
 """
 
 from __future__ import annotations
@@ -108,6 +109,12 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
         "and type to take the place of (create it before spin, or in a lifecycle node's "
         "on_configure/on_activate, which run before the node joins)"
     )
+
+
+def free(entities: list[Any], name: str, type_: Any) -> int | None:
+    """The index in ``entities`` of a destroyed publisher, subscription, service or client
+    of ``name`` and ``type_``, if there is one."""
+    return _free(entities, (name, type_))
 
 
 def _free(entities: list[Any], want: tuple[Any, Any]) -> int | None:

@@ -37,6 +37,7 @@ from hprm_bridge.rclpy import (
     deadline,
     federate_status,
     late_entities,
+    late_subscriptions,
     liveliness,
     logical_sleep,
     node_reactor,
@@ -153,7 +154,12 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         self._timers: list[TimerHandle] = []
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
         self._leases: list[liveliness.Lease] = []  # manual liveliness (rclpy/liveliness.py)
-        self._kick: Timer | None = None  # a flush for a publisher another node destroyed
+        # a flush a nanosecond on: for a publisher another node destroyed, and the
+        # deliveries of late subscriptions (made in build; rclpy/late_subscriptions.py)
+        self._kick: Timer | None = None
+        self._late_subscriptions: list[Subscription] = []
+        self._late_inbox: list[tuple[Any, Callable[[], None]]] = []
+        self._process: list[Node] = [self]  # the nodes of its federate (set by spin)
         self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
         self._reaction_thread: int | None = None  # set at the start (logical_sleep.holds_turn)
@@ -269,6 +275,7 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
             pub = publisher_class(name, old._port, ros_type)
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
             pub._queue = old._queue  # what the old one queued at this tag (its leaving)
+            pub._late = old._late  # subscriptions made after the start, hearing it
             pub._queue.append(MATCHED)  # its subscriptions hear it come back
             self._kick_soon()
         else:
@@ -277,11 +284,8 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
                                   contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
-            if self._kick is None:
-                self._kick = Timer(offset=1, period=1)
-                self._kick.cancel()  # reset by Publisher.destroy
-                self._reactor.attach("kick", self._kick)
         pub._kick = self._kick_soon
+        pub._history = late_subscriptions.history(qos, self._clock.now_ns)
         pub._lease = self._lease(pub, qos, event_callbacks)
         pub._deadline = watch
         pub._qos_events = (event_callbacks, topic)
@@ -358,8 +362,12 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         if qos_overriding_options is not None:
             qos = declare_qos_parameters("subscription", self, name, qos, qos_overriding_options)
         watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
-        if self._finalized:  # in the place of a destroyed one
-            i = late_entities.place(self._subscriptions, "create_subscription", name, ros_type)
+        i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
+        if self._finalized and i is None:  # hearing its process's publishers only
+            sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
+                                               event_callbacks)  # fmt: skip
+            return self._in_group(sub, callback_group)
+        if i is not None:  # in the place of a destroyed one
             old = self._subscriptions[i]
             sub = Subscription(name, old._port, ros_type, callback, raw)
             self._subscriptions[i] = sub
@@ -445,7 +453,8 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
 
     @property
     def subscriptions(self) -> Iterator[Subscription]:
-        return (s for s in self._subscriptions if not s._destroyed)
+        both = (*self._subscriptions, *self._late_subscriptions)
+        return (s for s in both if not s._destroyed)
 
     @property
     def timers(self) -> Iterator[TimerHandle]:

@@ -28,6 +28,7 @@ from hprm_bridge.rclpy import (
     federate_status,
     guard_condition,
     late_entities,
+    late_subscriptions,
     main_turns,
     parameter_calls,
     parameter_service,
@@ -44,13 +45,12 @@ def build(node: Node) -> None:
     """Add the node's reactions to ``node._reactor``."""
     r = node._reactor
     triggers: list[Any] = [r.startup]  # lines logged while the node was built
-    if node._guards or node._kick is not None:  # which thread is the node's turn (for
-        # guard_condition.trigger, and Node._kick_soon)
 
-        def started() -> None:
-            node._reaction_thread = threading.get_ident()
+    def started() -> None:  # which thread is the node's turn (for guard_condition.trigger
+        # and Node._kick_soon)
+        node._reaction_thread = threading.get_ident()
 
-        r.add_reaction(started, r.startup, name="started")
+    r.add_reaction(started, r.startup, name="started")
     if node._federation_calls is not None:
         answer = functools.partial(parameter_service.answer_calls, node._params,
                                    node._federation_calls, node._federation_answers)  # fmt: skip
@@ -107,9 +107,14 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, lambda i=i: node._leases[i].expired()), lease.timer,
                        name=f"lease{i}_expired")  # fmt: skip
         triggers.append(lease.timer)
-    if node._kick is not None:  # a publisher another node destroyed: its leaving goes out
-        r.add_reaction(node._kick.cancel, node._kick, name="kick")
-        triggers.append(node._kick)
+    # a nanosecond after a publisher another node destroyed (its leaving goes out) or what
+    # came for a subscription made after the start (rclpy/late_subscriptions.py)
+    node._kick = Timer(offset=1, period=1)
+    node._kick.cancel()  # reset by Node._kick_soon
+    r.attach("kick", node._kick)
+    r.add_reaction(exits(node, late_subscriptions.deliver(node, tasks), note=False), node._kick,
+                   name="kick")  # fmt: skip
+    triggers.append(node._kick)
     own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
     if own:
         raise UnsupportedError(

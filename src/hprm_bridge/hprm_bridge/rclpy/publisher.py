@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hprm_bridge.liveliness_change import GONE_ALIVE, GONE_LOST
 from hprm_bridge.message_pickle import published
@@ -23,6 +23,9 @@ from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_core import Output
 from hprm_core.errors import AssemblyError
 
+if TYPE_CHECKING:
+    from hprm_bridge.rclpy.late_subscriptions import History
+
 
 class Publisher:
     qos_profile: QoSProfile
@@ -31,6 +34,10 @@ class Publisher:
     _deadline: DeadlineWatch | None = None  # its QoS deadline, watched (rclpy/deadline.py)
     _lease: Lease | None = None  # a manual liveliness's lease (rclpy/liveliness.py)
     _kick: Callable[[], None] | None = None  # a flush for a change made outside them
+    # subscriptions of its process made after the start, (node, subscription) each, and
+    # what a TRANSIENT_LOCAL one keeps for them (rclpy/late_subscriptions.py)
+    _late: list[tuple[Any, Any]] | tuple[()] = ()
+    _history: History | None = None
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -59,7 +66,10 @@ class Publisher:
             msg = raw_message.decode(self.msg_type, msg)
         if self._lease is not None:  # before the message: alive again, if it was lost
             self._lease.published()
-        self._queue.append(published(msg))
+        msg = published(msg)
+        self._queue.append(msg)
+        if self._history is not None:
+            self._history.keep(msg)
         if self._deadline is not None:
             self._deadline.seen()
 

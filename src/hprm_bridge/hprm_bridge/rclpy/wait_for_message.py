@@ -9,11 +9,14 @@ which message a node waits out, and at which tag, is the same in every run. The
 node's other callbacks keep running while it waits (the federation does not stop
 for one node's main; under rclpy they wait, as nothing spins them).
 
-The first wait on a topic must come before the node's start, as any
-subscription's (its port is the federation's); after it, waiting again on that
-topic takes the destroyed subscription's place
-(:mod:`hprm_bridge.rclpy.late_entities`). From a callback it is refused: the
-message would come at a later tag, which a callback that blocks never reaches.
+The first wait on a topic other federates publish must come before the node's
+start, as any subscription's (its port is the federation's); after it, waiting
+again on that topic takes the destroyed subscription's place
+(:mod:`hprm_bridge.rclpy.late_entities`). A later first wait hears the node's own
+process only (:mod:`hprm_bridge.rclpy.late_subscriptions`): on a topic nobody
+publishes it times out, as under rclpy; on one another federate publishes it is
+refused. From a callback it is refused: the message would come at a later tag,
+which a callback that blocks never reaches.
 
 Example (a node file's main)::
 
@@ -51,13 +54,13 @@ def wait_for_message(
     got: list[Any] = []
     try:
         sub = node.create_subscription(msg_type, topic, got.append, qos_profile)
-    except UnsupportedError:
+    except UnsupportedError as exc:
         raise UnsupportedError(
             f"wait_for_message({node.resolve_topic_name(topic)}) after the node's federate "
             "started (its first wait_for_message or spin_once started it): its subscriptions "
             "are the federation's, fixed at the start, so a main may wait again only on a "
-            "topic it waited on first"
-        ) from None
+            "topic it waited on first, or on one no other federate publishes"
+        ) from exc
     try:
         rclpy.spin_once(node, timeout_sec=0)  # now in the federation's logical time
         deadline = None

@@ -1,0 +1,158 @@
+"""Subscriptions a node creates after its federation started, on topics its process publishes.
+
+A federate's ports are fixed before its federation starts
+(:mod:`~hprm_bridge.rclpy.late_entities`), so a subscription created later, on a topic
+the node had none of, cannot hear other federates. It can hear its own process, whose
+publishers are objects here: its node's and those of the nodes composed with it
+(:mod:`~hprm_bridge.rclpy.composition`). That is ros2/demos' ``lifespan``: a listener
+that subscribes 3 s in to the transient-local talker of its own executor. DDS's rules hold:
+
+- what a publisher it hears publishes at a tag reaches it one nanosecond later (the
+  node's kick timer, which also carries a publisher's leaving,
+  :mod:`~hprm_bridge.rclpy.liveliness`), each message its own copy, as a sibling's: at
+  the same logical time in every run;
+- a ``TRANSIENT_LOCAL`` publisher keeps its last ``depth`` messages and when each was
+  published (its DDS writer's history); a ``TRANSIENT_LOCAL`` subscription hears those
+  first, but not those older than the publisher's ``lifespan`` when it subscribes (the
+  demo: lifespan 1 s, subscribed at 3 s, it hears the messages of 2.5 s and 3 s);
+- a publisher of another type is not heard; one whose QoS DDS would not match is not
+  heard either, and both ends get their incompatible-QoS events
+  (:mod:`~hprm_bridge.rclpy.qos_compatibility`), a nanosecond on; a ``liveliness``
+  callback hears its publishers in one event, then;
+- a topic another federate publishes (the gateway too, where it carries the topic from
+  ROS 2) is refused, with an error naming who publishes it: their messages come only
+  through the ports fixed at the start, and a subscription that silently missed them
+  would lose messages. (A plain ROS 2 publisher of a topic the gateway does not carry is
+  unknown to the federation: not heard.)
+"""
+
+from __future__ import annotations
+
+import collections
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from hprm_bridge.message_pickle import copied
+from hprm_bridge.rclpy import late_entities, liveliness, qos_compatibility
+from hprm_bridge.rclpy.callback_groups import run_in_group
+from hprm_bridge.rclpy.exceptions import UnsupportedError
+from hprm_bridge.rclpy.logical_sleep import Sleeper
+from hprm_bridge.rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+from hprm_bridge.rclpy.subscription import Subscription
+from hprm_core import Input
+from hprm_core.structure import shortfall
+
+if TYPE_CHECKING:
+    from hprm_bridge.rclpy.node import Node
+    from hprm_bridge.rclpy.publisher import Publisher
+
+
+class History:
+    """A ``TRANSIENT_LOCAL`` publisher's last messages, each with its publish time."""
+
+    def __init__(self, qos: QoSProfile, now_ns: Callable[[], int]) -> None:
+        depth = None if qos.history == HistoryPolicy.KEEP_ALL else qos.depth
+        self._kept: collections.deque[tuple[int, Any]] = collections.deque(maxlen=depth)
+        self._now = now_ns
+        self._lifespan = qos.lifespan.nanoseconds or None  # 0: rmw's default, infinite
+
+    def keep(self, message: Any) -> None:
+        self._kept.append((self._now(), message))
+
+    def alive(self) -> list[Any]:
+        """The messages kept that have not outlived the lifespan by now."""
+        if self._lifespan is None:
+            return [m for _, m in self._kept]
+        now = self._now()
+        return [m for t, m in self._kept if now - t < self._lifespan]
+
+
+def history(qos: QoSProfile, now_ns: Callable[[], int]) -> History | None:
+    """What a publisher of ``qos`` keeps for subscriptions that come late (only a
+    ``TRANSIENT_LOCAL`` one keeps anything: no cost to any other)."""
+    return History(qos, now_ns) if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL else None
+
+
+def subscribe(
+    node: Node, topic: str, ros_type: str, callback: Callable[..., Any], raw: bool,
+    qos: QoSProfile, event_callbacks: Any,
+) -> Subscription:  # fmt: skip
+    """A subscription of ``node``, made after the start, on a topic it had none of."""
+    inside = {n.get_fully_qualified_name() for n in node._process}
+    outside = node._graph.publishers_outside(topic, inside)
+    if outside:
+        raise UnsupportedError(
+            f"Node.create_subscription({topic}) {late_entities.STARTED}: {topic} is "
+            f"published by {', '.join(outside)}, outside this process, and an HPRM "
+            "federate hears other federates only through the ports fixed before its "
+            "federation starts; a subscription made later hears its own process's "
+            "publishers only (create it before spin)"
+        )
+    contract = qos_compatibility.contract(qos)
+    port = Input(topic=topic, msg_type=ros_type, contract=contract)  # never attached
+    sub = Subscription(topic, port, ros_type, callback, raw)
+    sub._liveliness = liveliness.watch(event_callbacks)
+    sub._qos_events = (event_callbacks, topic)
+    sub.qos_profile = qos
+    node._late_subscriptions.append(sub)
+    node._graph.add_late("sub", topic, ros_type, qos, [n._graph for n in node._process])
+    heard = []
+    for owner in node._process:
+        for pub in owner._own_publishers:
+            if pub.topic_name != topic or pub.msg_type != ros_type:
+                continue
+            terms = tuple(shortfall(pub._port.contract, contract))
+            if terms:
+                _refused(node, sub, owner, pub, terms)
+                continue
+            pub._late = [*pub._late, (node, sub)]  # a publisher in its place takes it
+            if not pub._destroyed:
+                heard.append(pub)
+    if sub._liveliness is not None and heard:
+        _soon(node, None, functools.partial(sub._liveliness.start, len(heard)))
+    if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL:
+        for pub in heard:
+            kept = pub._history.alive() if pub._history is not None else ()
+            if kept:
+                _soon(node, sub, functools.partial(sub._deliver, tuple(map(copied, kept))))
+    return sub
+
+
+def _refused(node: Node, sub: Subscription, owner: Node, pub: Publisher, terms: Any) -> None:
+    kind = int(qos_compatibility.policy_kind(terms))
+    for end_node, entity, side in ((node, sub, "sub"), (owner, pub, "pub")):
+        total = qos_compatibility.refused_peers(end_node, entity) + 1
+        end = (entity, side, total, kind)
+        end_node._incompatible.append(end)
+        _soon(end_node, None, functools.partial(qos_compatibility.fire, end_node, [end]))
+
+
+def forward(pub: Publisher, values: tuple[Any, ...]) -> None:
+    """What ``pub`` published at this tag (its flush) to the late subscriptions hearing it."""
+    for node, sub in pub._late:
+        if not sub._destroyed:
+            _soon(node, sub, functools.partial(sub._deliver, tuple(map(copied, values))))
+
+
+def _soon(node: Node, entity: Any, call: Callable[[], None]) -> None:
+    node._late_inbox.append((entity, call))
+    node._kick_soon()
+
+
+def deliver(node: Node, tasks: Sleeper | None) -> Callable[[], None]:
+    """The node's kick reaction: what came for its late subscriptions, in order (with
+    ``tasks``, each message's callback as a task of its group)."""
+
+    def deliver() -> None:
+        node._kick.cancel()
+        inbox, node._late_inbox = node._late_inbox, []
+        if inbox and node._sleeper is not None:
+            node._sleeper.note_callback()  # callbacks ran: for spin_once
+        for entity, call in inbox:
+            if tasks is None or entity is None:
+                call()
+            else:
+                run_in_group(tasks, entity, call)
+
+    return deliver

@@ -1,0 +1,125 @@
+"""Subscriptions made after the start (hprm_bridge.rclpy.late_subscriptions): they hear
+their own process's publishers, with a transient-local publisher's history younger than
+its lifespan first, as under DDS; the same node files under real rclpy (Humble, Cyclone
+DDS) hear the same. A topic another federate publishes is refused, naming it."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hprm_bridge.rclpy.duration import Duration, Infinite
+from hprm_bridge.rclpy.late_subscriptions import History, history
+from hprm_bridge.rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
+
+PROBE = Path(__file__).parent / "nodes" / "late_subscriber.py"
+HEARD = [  # measured under Humble first
+    "HEARD /latched 1",  # from the history: tick 0's (0.5 s) is older than 0.6 s at 1.25 s
+    "HEARD /latched 2",
+    "HEARD /plain 2",  # the listener drops /plain after this one
+    "HEARD /latched 3",
+    "HEARD /latched 4",
+]
+EVENTS = ["ALIVE 1 1", "LISTENER incompatible 1", "TALKER incompatible 1"]
+COUNTS = ["COUNT 0 0", "COUNT 1 0", "COUNT 2 1", "COUNT 3 1", "COUNT 4 1"]
+
+
+def _lines(out, word):
+    return re.findall(rf"^(?:\[\w+\] )?((?:{word}).*)$", out, re.M)
+
+
+def _check(out):
+    assert _lines(out, "HEARD") == HEARD, out
+    assert sorted(_lines(out, "ALIVE|LISTENER|TALKER")) == EVENTS, out
+    assert _lines(out, "COUNT") == COUNTS, out
+    assert _lines(out, "STOP") == ["STOP"], out
+
+
+def test_a_listener_subscribing_late_hears_its_executors_talker(ported_run):
+    """ros2/demos' lifespan shape: the two nodes in one process."""
+    out = ported_run(PROBE, timeout="5 s")
+    _check(out)
+    # in logical time, in one order every run: created in this order, each heard a
+    # nanosecond on (its events, then the history), the talker's event after
+    heard = _lines(out, "SUBSCRIBED|ALIVE|HEARD|LISTENER|TALKER")
+    assert heard[:5] == ["SUBSCRIBED", "ALIVE 1 1", "HEARD /latched 1",
+                         "LISTENER incompatible 1", "TALKER incompatible 1"], out  # fmt: skip
+
+
+@pytest.mark.ros2
+def test_the_same_node_file_under_real_rclpy(rclpy_until_stop):
+    _check("\n".join(rclpy_until_stop([PROBE])))
+
+
+def test_a_node_hears_its_own_publisher_and_one_made_in_its_place(ported_run):
+    out = ported_run(PROBE, "--arguments", "late_subscriber=own", timeout="2 s")
+    assert _lines(out, "HEARD|STOP") == ["HEARD m2", "HEARD m3", "HEARD m4", "HEARD m5", "STOP"]
+
+
+@pytest.mark.ros2
+def test_a_node_hears_its_own_the_same_under_real_rclpy(rclpy_until_stop):
+    out = "\n".join(rclpy_until_stop([PROBE, "own"]))
+    assert _lines(out, "HEARD|STOP") == ["HEARD m2", "HEARD m3", "HEARD m4", "HEARD m5", "STOP"]
+
+
+def test_a_topic_another_federate_publishes_is_refused_naming_it():
+    """Its messages come through ports fixed at the start: a late subscription that heard
+    nothing of them would lose them without a word."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", f"talker={PROBE}",
+         f"listener={PROBE}", "--arguments", "talker=talker", "--arguments",
+         "listener=listener", "--timeout", "5 s"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode != 0, out
+    assert (
+        "Node.create_subscription(/latched) after its node started (by spin, a spin_once, or "
+        "the first sleep of a main that never spins): /latched is published by /late_talker, "
+        "outside this process"
+    ) in out, out
+    assert "listener exited with code 1" in out, out
+
+
+class _Clock:
+    def __init__(self):
+        self.ns = 0
+
+    def __call__(self):
+        return self.ns
+
+
+def test_a_transient_local_history_keeps_depth_and_drops_what_outlived_its_lifespan():
+    clock = _Clock()
+    qos = QoSProfile(depth=2, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     lifespan=Duration(nanoseconds=100))  # fmt: skip
+    kept = history(qos, clock)
+    for t, m in ((0, "a"), (50, "b"), (60, "c")):
+        clock.ns = t
+        kept.keep(m)
+    assert kept.alive() == ["b", "c"]  # depth 2: a is gone
+    clock.ns = 149
+    assert kept.alive() == ["b", "c"]
+    clock.ns = 150  # b is 100 ns old: its lifespan is over
+    assert kept.alive() == ["c"]
+    clock.ns = 10**18
+    assert kept.alive() == []
+
+
+@pytest.mark.parametrize("lifespan", [None, Infinite], ids=["default", "infinite"])
+def test_keep_all_keeps_everything_and_no_lifespan_expires(lifespan):
+    """rclpy's default lifespan (0 ns) is rmw's "infinite", as Infinite itself."""
+    clock = _Clock()
+    qos = QoSProfile(history=HistoryPolicy.KEEP_ALL, durability=DurabilityPolicy.TRANSIENT_LOCAL,
+                     **({} if lifespan is None else {"lifespan": lifespan}))  # fmt: skip
+    kept = History(qos, clock)
+    for m in range(1000):
+        kept.keep(m)
+    clock.ns = 10**18
+    assert kept.alive() == list(range(1000))
+
+
+def test_a_volatile_publisher_keeps_nothing():
+    assert history(QoSProfile(depth=10), _Clock()) is None
