@@ -184,6 +184,27 @@ def stop_node() -> Callable[[subprocess.Popen], str]:
 
 
 @pytest.fixture
+def ctrl_c() -> Callable[[subprocess.Popen], str]:
+    """``ctrl_c(proc)``: a Ctrl-C to ``proc``'s process group (started with
+    ``start_new_session=True``), its output once it ended. Where the group has not ended
+    60 s on (a bound, not a measurement), the test fails with the output so far and the
+    processes still running, which are then killed: a hang says who hung."""
+
+    def interrupt(proc: subprocess.Popen) -> str:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            return proc.communicate(timeout=60)[0]
+        except subprocess.TimeoutExpired:
+            left = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-g", str(proc.pid)],
+                                  capture_output=True, text=True).stdout  # fmt: skip
+            os.killpg(proc.pid, signal.SIGKILL)
+            out = proc.communicate()[0]
+            pytest.fail(f"still running 60 s after a Ctrl-C:\n{left}\noutput:\n{out}")
+
+    return interrupt
+
+
+@pytest.fixture
 def bridged_run() -> Callable[..., subprocess.CompletedProcess]:
     """``bridged_run(node, env, *options, timeout="3 s")``: ``hprm-ros run`` of one node
     file of ``test/nodes`` with ``--bridge``, to its end; its output."""

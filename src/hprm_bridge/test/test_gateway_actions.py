@@ -5,9 +5,7 @@ Real processes and DDS traffic; the plain side is real ROS 2 (the ros2 CLI, rclp
 test/nodes/fibonacci_server.py), so these run where a Humble is sourced; the gateway
 on each backend."""
 
-import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +28,9 @@ def _federation(env, node, *args):
 
 
 @BACKENDS
-def test_ros2_action_send_goal_reaches_a_ported_server(backend, bridge_env, require_ros2_cli):
+def test_ros2_action_send_goal_reaches_a_ported_server(
+    ctrl_c, backend, bridge_env, require_ros2_cli
+):
     """The goal, the result request and the cancel service are served to ROS 2, the
     feedback and status topics published to it: the CLI sees what a plain server gives."""
     require_ros2_cli()
@@ -44,8 +44,7 @@ def test_ros2_action_send_goal_reaches_a_ported_server(backend, bridge_env, requ
             env=env, capture_output=True, text=True, timeout=90,
         )  # fmt: skip
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        fed_out = fed.communicate(timeout=60)[0]
+        fed_out = ctrl_c(fed)
     out = cli.stdout + cli.stderr
     assert "Goal finished with status: SUCCEEDED" in out, out + fed_out
     assert out.count("Feedback:") == 3, out

@@ -5,9 +5,7 @@ on ``/hprm/federate_status``, and ROS 2's tools seeing them by their node names.
 Real processes and DDS traffic: plain nodes on the ROS-free wire client
 everywhere, on real rclpy and Humble's ``ros2`` where a Humble is sourced."""
 
-import os
 import re
-import signal
 import subprocess
 import sys
 import time
@@ -203,7 +201,7 @@ def _listed_nodes(env, want):
 
 
 @pytest.mark.ros2
-def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env, require_ros2_cli):
+def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(ctrl_c, bridge_env, require_ros2_cli):
     """While a ported talker and greeter run behind the gateway, ros2 node list
     shows them by their node names and namespaces (not their federates' names),
     ros2 node info lists what each publishes, ros2 topic echo receives it."""
@@ -224,14 +222,15 @@ def test_ros2_tools_see_the_ported_nodes_behind_the_gateway(bridge_env, require_
         )
         assert re.search(r"data: hello_\d+", echo.stdout), echo.stdout + echo.stderr
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        out = fed.communicate(timeout=60)[0]
+        out = ctrl_c(fed)
     assert "federate ros2_gateway takes the open topics: /robot/greetings (in)" in out, out
     assert "gateway (rclpy):" in out
 
 
 @pytest.mark.ros2
-def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, require_ros2_cli):
+def test_ros2_tools_see_each_node_of_a_composed_federate(
+    ctrl_c, tmp_path, bridge_env, require_ros2_cli
+):
     """Three nodes spun by one executor are one federate (rclpy/composition.py): ros2
     node list shows each behind the gateway, and ros2 param reaches a node that is not
     the first. Without an adder in the process the echo's calls go out to ROS 2, where
@@ -256,8 +255,7 @@ def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, r
         assert "/add_two_ints: example_interfaces/srv/AddTwoInts" in echo, echo
         assert "/add_two_ints" not in ticker and "/chatter" not in echo + ticker, ticker
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        out = fed.communicate(timeout=60)[0]
+        out = ctrl_c(fed)
     assert "[composed] ECHO tick 3" in out, out
 
 
@@ -265,7 +263,7 @@ def test_ros2_tools_see_each_node_of_a_composed_federate(tmp_path, bridge_env, r
 @pytest.mark.parametrize(("coordination", "backend"), [
     ("centralized", "rclpy"), ("decentralized", "rclpy"), ("centralized", "wire")])  # fmt: skip
 def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(
-    coordination, backend, tmp_path, bridge_env, stop_node, require_ros2_cli
+    ctrl_c, coordination, backend, tmp_path, bridge_env, stop_node, require_ros2_cli
 ):
     """Humble's own ``ros2 param`` on a ported node: each call goes through the
     gateway into the node's federate at a tag; a set passes the descriptor's
@@ -319,8 +317,7 @@ def test_ros2_param_lists_gets_and_sets_a_ported_nodes_parameters(
         out = param("describe", "/tuner", "gain")
         assert "Type: integer" in out and "Max value: 10" in out, out
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        out = fed.communicate(timeout=60)[0]
+        out = ctrl_c(fed)
         events = _events(stop_node(listener))
     # /parameter_events: the one set that was made, none of the refused ones
     assert [e[2] for e in events if e[2]] == [["gain=2:7"]], events

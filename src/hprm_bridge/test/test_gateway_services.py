@@ -4,9 +4,7 @@ Real processes and DDS traffic: the plain side on the ROS-free wire client
 everywhere, on real rclpy (test/nodes/adder.py, one_call.py) where a Humble is
 sourced; the gateway on each backend."""
 
-import os
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -85,7 +83,9 @@ def _federation(env, node, timeout, *more):
 
 @SIDES
 @pytest.mark.parametrize("ported_caller", [False, True], ids=["alone", "beside_a_ported_caller"])
-def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, ported_caller, bridge_env):
+def test_a_ported_service_answers_a_plain_ros2_caller(
+    ctrl_c, plain, backend, ported_caller, bridge_env
+):
     """The call enters the federation at its arrival, adder.py answers it at that tag,
     and the gateway sends the answer back to the caller; with summing_client.py calling
     the same service every 10 ms inside the federation, each gets its own answers."""
@@ -96,8 +96,7 @@ def test_a_ported_service_answers_a_plain_ros2_caller(plain, backend, ported_cal
         caller = _plain("one_call.py", plain, env, "20", "22")
         out = caller.communicate(timeout=90)[0]
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        fed_out = fed.communicate(timeout=60)[0]
+        fed_out = ctrl_c(fed)
     assert "RESULT 20 + 22 = 42" in out, out + fed_out
     assert fed_out.count("[adder] ADD 20 + 22") == 1, fed_out
     assert f"gateway ({backend}): /_hprm/services/add_two_ints/request (in)" in fed_out

@@ -6,7 +6,6 @@ node command) everywhere."""
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -177,11 +176,10 @@ def _start_long_launch(read_until):
 
 
 @pytest.mark.ros2
-def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(read_until):
+def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(ctrl_c, read_until):
     _skip_without_ros2()
     proc, lines = _start_long_launch(read_until)
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C
-    rest, _ = proc.communicate(timeout=60)  # a bound, not a measurement
+    rest = ctrl_c(proc)
     out = "".join(lines) + rest
     # Humble's launch itself sometimes exits 1 when the SIGINT lands while it is processing
     # an event ("Task was destroyed but it is pending!" from its asyncio loop, about 1 run
@@ -207,7 +205,7 @@ def test_a_federate_killed_ends_the_launch_naming_it(read_until):
 
 
 @pytest.mark.ros2
-def test_the_example_pipeline_launches_ported_and_plain(read_until, own_tmp):
+def test_the_example_pipeline_launches_ported_and_plain(ctrl_c, read_until, own_tmp):
     """All four nodes ported: the same commands as under hprm-ros run; all
     four plain (real rclpy): commands flow too (the bridge for a mix of the
     two is the next issue). The camera's parameter (a dict in the launch file)
@@ -239,8 +237,7 @@ def test_the_example_pipeline_launches_ported_and_plain(read_until, own_tmp):
         lines = read_until(proc, 60, lambda lines: sum("CMD " in x for x in lines) >= 5)
         plain = [x for x in lines if "CMD " in x]
     finally:
-        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: then ros2 launch's own SIGINT to each
-        out = "".join(lines) + proc.communicate(timeout=60)[0]
+        out = "".join(lines) + ctrl_c(proc)
     assert len(plain) >= 5, plain
     # the second SIGINT came during the nodes' clean-up: it used to end each in a traceback
     assert "Traceback" not in out, out[-3000:]
@@ -255,7 +252,7 @@ def _contiguous_in(part, whole):
 
 @pytest.mark.ros2
 @pytest.mark.parametrize("ported", ["none", "detector", "detector,planner", "all"])
-def test_every_porting_stage_delivers_the_same_commands(ported, read_until):
+def test_every_porting_stage_delivers_the_same_commands(ctrl_c, ported, read_until):
     """The example pipeline with 0, 1, 2 and 4 nodes ported, the others plain
     rclpy nodes reached through the gateway: the controller's commands are the
     reference run's (all ported, hprm-ros run), frame for frame. Plain links
@@ -282,8 +279,7 @@ def test_every_porting_stage_delivers_the_same_commands(ported, read_until):
         lines = read_until(proc, 90, lambda lines: len(cmd.findall("".join(lines))) >= 30)
         seen = cmd.findall("".join(lines))
     finally:
-        os.killpg(proc.pid, signal.SIGINT)
-        lines.append(proc.communicate(timeout=60)[0])
+        lines.append(ctrl_c(proc))
     out = "".join(lines)
     assert len(seen) >= 30, out[-3000:]
     assert _contiguous_in(seen, ref), (seen, ref)

@@ -5,7 +5,6 @@ on: entities created after the start in the place of destroyed ones
 import ast
 import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -311,7 +310,7 @@ def test_the_state_machine_is_the_one_rcl_has(require_ros2_cli):
 
 
 @pytest.mark.ros2
-def test_ros2_service_call_manages_a_ported_lifecycle_node(bridge_env, require_ros2_cli):
+def test_ros2_service_call_manages_a_ported_lifecycle_node(ctrl_c, bridge_env, require_ros2_cli):
     """With --bridge the node's lifecycle services are ROS 2 services: the ros2 CLI
     deactivates it (its publishes are dropped from then on) and reads its state."""
     require_ros2_cli()
@@ -334,8 +333,7 @@ def test_ros2_service_call_manages_a_ported_lifecycle_node(bridge_env, require_r
         state = call("get_state", "GetState")
         refused = call("change_state", "ChangeState", "{transition: {label: deactivate}}")
     finally:
-        os.killpg(fed.pid, signal.SIGINT)
-        out = fed.communicate(timeout=60)[0]
+        out = ctrl_c(fed)
     assert "ChangeState_Response(success=True)" in changed, changed + out
     assert "State(id=2, label='inactive')" in state, state
     assert "ChangeState_Response(success=False)" in refused, refused

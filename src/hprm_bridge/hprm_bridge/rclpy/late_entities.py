@@ -122,3 +122,12 @@ def _free(entities: list[Any], want: tuple[Any, Any]) -> int | None:
         if entity._destroyed and _identity(entity) == want:
             return i
     return None
+
+
+def destroy(entity: Any) -> bool:
+    """``Node.destroy_*``: the entity stops, its port stays (a federate's are fixed); True
+    the first time, as rclpy's."""
+    if entity._destroyed:
+        return False
+    entity.destroy()
+    return True

@@ -22,24 +22,19 @@ What each rclpy concept becomes (the table in ``hprm_bridge/README.md``):
 from __future__ import annotations
 
 import collections
-import functools
 import logging
 import os
 import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from hprm_bridge import action_ports, messages, parameter_services
-from hprm_bridge.liveliness_change import MATCHED
+from hprm_bridge import action_ports, parameter_services
 from hprm_bridge.parameter_services import PORT_TYPE, reply_topic, request_topic
 from hprm_bridge.rclpy import (
     callbacks,
-    deadline,
     federate_status,
     late_entities,
-    late_subscriptions,
     liveliness,
-    logical_sleep,
     node_reactor,
     parameter_calls,
     parameter_service,
@@ -65,22 +60,17 @@ from hprm_bridge.rclpy.logging import RcutilsLogger
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.node_parameters import NodeParameterMethods, NodeParameters, _descriptor
 from hprm_bridge.rclpy.node_services import NodeServiceMethods
+from hprm_bridge.rclpy.node_topics import NodeTopicMethods
 from hprm_bridge.rclpy.parameter import Parameter  # noqa: F401  (as rclpy.node)
 from hprm_bridge.rclpy.parameter_overrides import resolve as resolve_overrides
 from hprm_bridge.rclpy.publisher import Publisher
-from hprm_bridge.rclpy.qos import as_profile
-from hprm_bridge.rclpy.qos_event import (
-    QoSOfferedDeadlineMissedInfo,
-    QoSRequestedDeadlineMissedInfo,
-)
-from hprm_bridge.rclpy.qos_overriding_options import QoSOverridingOptions, declare_qos_parameters
 from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
 from hprm_bridge.wire import naming
 from hprm_bridge.wire.naming import InvalidNameError
-from hprm_core import Input, LogicalAction, Output, Reactor, Timer
+from hprm_core import Input, LogicalAction, Reactor, Timer
 
 _REASON = re.compile(r"^invalid [a-z ]+ '[^']*': ")  # naming's prefix: rclpy's names the name
 NODE_SERVICES = "HPRM_NODE_SERVICES"  # =1: /rosout and ros2 param (hprm-ros run --node-services)
@@ -90,7 +80,7 @@ class _NodeReactor(Reactor):
     """The reactor a Node builds; its ports and reactions are added per instance."""
 
 
-class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
+class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMethods):
     """The subset of rclpy's Node that nodes publishing, subscribing and
     timing use; see the module docstring for what each call becomes."""
 
@@ -259,130 +249,9 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
                 "before its federation starts"
             )
 
-    def create_publisher(
-        self, msg_type: Any, topic: str, qos_profile: Any, *,
-        publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None,
-        qos_overriding_options: QoSOverridingOptions | None = None, **kw: Any,
-    ) -> Publisher:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
-        qos = as_profile(qos_profile)
-        if qos_overriding_options is not None:
-            qos = declare_qos_parameters("publisher", self, name, qos, qos_overriding_options)
-        watch = self._deadline(qos, event_callbacks, QoSOfferedDeadlineMissedInfo)
-        if self._finalized:  # in the place of a destroyed one
-            i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
-            old = self._own_publishers[i]
-            pub = publisher_class(name, old._port, ros_type)
-            self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
-            pub._queue = old._queue  # what the old one queued at this tag (its leaving)
-            pub._late = old._late  # subscriptions made after the start, hearing it
-            pub._queue.append(MATCHED)  # its subscriptions hear it come back
-            self._kick_soon()
-        else:
-            pub = self._publisher(name, ros_type, f"pub{len(self._own_publishers)}",
-                                  publisher_class=publisher_class,
-                                  contract=qos_compatibility.contract(qos))  # fmt: skip
-            self._own_publishers.append(pub)
-            self._graph.add("pub", name, ros_type, qos)
-        pub._kick = self._kick_soon
-        pub._history = late_subscriptions.history(qos, self._clock.now_ns)
-        pub._lease = self._lease(pub, qos, event_callbacks)
-        pub._deadline = watch
-        pub._qos_events = (event_callbacks, topic)
-        pub.qos_profile = qos
-        pub._msg_class = messages.message_class(ros_type)
-        pub._subscription_count = functools.partial(self._matched, pub, name)
-        return pub
-
-    def _matched(self, pub: Publisher, topic: str) -> int:
-        """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
-        matched ones)."""
-        return self._graph.count("sub", topic) - qos_compatibility.refused_peers(self, pub)
-
-    def _kick_soon(self) -> None:
-        """A flush of the node's publishers a nanosecond on, for what one of them queued
-        outside the node's reactions (another node's callback destroyed it). From a
-        thread outside any turn it waits for the node's next flush instead."""
-        if self._kick is not None and logical_sleep.holds_turn(self._reaction_thread):
-            self._kick.reset()
-
-    def _lease(self, pub: Publisher, qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
-        """A manual liveliness's lease (its timer a port of the node's reactor, so: before
-        the start; a publisher created after it takes the lease timer of the one it
-        replaces, if that had one)."""
-        lease = liveliness.lease(qos, pub._queue, event_callbacks)
-        if lease is None:
-            return None
-        if self._finalized:
-            old = next((x for x in self._leases if x._queue is pub._queue), None)
-            if old is None:  # no timer to take: refused, as any port after the start
-                self._check_open("create_publisher with a MANUAL_BY_TOPIC liveliness lease")
-                return None
-            lease.timer = old.timer
-            lease.timer.period = lease.timer.offset = int(qos.liveliness_lease_duration.nanoseconds)
-            lease.timer.cancel()
-            lease.timer.reset()
-            self._leases[self._leases.index(old)] = lease
-            return lease
-        self._reactor.attach(f"lease{len(self._leases)}", lease.timer)
-        self._leases.append(lease)
-        return lease
-
-    def _deadline(self, qos: Any, event_callbacks: Any, info: type) -> DeadlineWatch | None:
-        """A deadline watch (its timer a port of the node's reactor, so: before the start)."""
-        watch = deadline.watch(qos, event_callbacks, info)
-        if watch is not None:
-            self._check_open("create_publisher/create_subscription with a deadline callback")
-            self._reactor.attach(f"deadline{len(self._deadlines)}", watch.timer)
-            self._deadlines.append(watch)
-        return watch
-
-    def _publisher(
-        self, topic: str, ros_type: str, port_name: str, boundary: bool = False,
-        publisher_class: type[Publisher] = Publisher, contract: dict[str, int] | None = None,
-    ) -> Publisher:  # fmt: skip
-        port = Output(topic=topic, msg_type=ros_type, boundary=boundary, contract=contract)
-        self._reactor.attach(port_name, port)
-        pub = publisher_class(topic, port, ros_type)
-        self._publishers.append(pub)
-        return pub
-
     def _to_rosout(self, logger: str, severity: int, text: str, caller: Any) -> None:
         log = rosout.log_record(logger, severity, text, caller, self._clock.now_ns())
         self._rosout.publish(log)
-
-    def create_subscription(
-        self, msg_type: Any, topic: str, callback: Callable[..., Any], qos_profile: Any, *,
-        callback_group: CallbackGroup | None = None, event_callbacks: Any = None,
-        qos_overriding_options: QoSOverridingOptions | None = None, raw: bool = False,
-        **kw: Any,
-    ) -> Subscription:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
-        qos = as_profile(qos_profile)
-        if qos_overriding_options is not None:
-            qos = declare_qos_parameters("subscription", self, name, qos, qos_overriding_options)
-        watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
-        i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
-        if self._finalized and i is None:  # hearing its process's publishers only
-            sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
-                                               event_callbacks)  # fmt: skip
-            return self._in_group(sub, callback_group)
-        if i is not None:  # in the place of a destroyed one
-            old = self._subscriptions[i]
-            sub = Subscription(name, old._port, ros_type, callback, raw)
-            self._subscriptions[i] = sub
-            sub._liveliness = liveliness.watch(event_callbacks, old)
-        else:
-            port = Input(topic=name, msg_type=ros_type, contract=qos_compatibility.contract(qos))
-            self._reactor.attach(f"sub{len(self._subscriptions)}", port)
-            sub = Subscription(name, port, ros_type, callback, raw)
-            self._subscriptions.append(sub)
-            sub._liveliness = liveliness.watch(event_callbacks)
-            self._graph.add("sub", name, ros_type, qos)
-        sub._deadline = watch
-        sub._qos_events = (event_callbacks, topic)
-        sub.qos_profile = qos
-        return self._in_group(sub, callback_group)
 
     def create_timer(
         self, timer_period_sec: float, callback: Callable[..., Any],
@@ -424,37 +293,23 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
     # True the first time, as rclpy's.
 
     def destroy_service(self, service: Service) -> bool:
-        return _destroy(service)
+        return late_entities.destroy(service)
 
     def destroy_client(self, client: Client) -> bool:
-        return _destroy(client)
-
-    def destroy_publisher(self, publisher: Publisher) -> bool:
-        return _destroy(publisher)
-
-    def destroy_subscription(self, subscription: Subscription) -> bool:
-        return _destroy(subscription)
+        return late_entities.destroy(client)
 
     def destroy_timer(self, timer: TimerHandle) -> bool:
-        return _destroy(timer)
+        return late_entities.destroy(timer)
 
     def destroy_node(self) -> None:
         """Every entity the node's code created: usually after spin returns, where it
         changes nothing; in a callback, the node stops there."""
-        for entity in [*self._own_publishers, *self._subscriptions, *self.timers,
+        for entity in [*self._own_publishers, *self._subscriptions,
+                       *self._late_subscriptions, *self.timers,
                        *self.services, *self.clients, *self.guards]:  # fmt: skip
-            _destroy(entity)
+            late_entities.destroy(entity)
 
     # rclpy's entity listings: iterators, of what is not destroyed
-
-    @property
-    def publishers(self) -> Iterator[Publisher]:
-        return (p for p in self._own_publishers if not p._destroyed)
-
-    @property
-    def subscriptions(self) -> Iterator[Subscription]:
-        both = (*self._subscriptions, *self._late_subscriptions)
-        return (s for s in both if not s._destroyed)
 
     @property
     def timers(self) -> Iterator[TimerHandle]:
@@ -510,7 +365,7 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
         return self._in_group(guard, callback_group)
 
     def destroy_guard_condition(self, guard: GuardCondition) -> bool:
-        return _destroy(guard)
+        return late_entities.destroy(guard)
 
     @property
     def guards(self) -> Iterator[GuardCondition]:
@@ -591,10 +446,3 @@ class Node(GraphQueries, NodeParameterMethods, NodeServiceMethods):
             self._sleeper = Sleeper(self._clock.now_ns, lambda: self._reactor.tag)
             self._reactor.attach("wake", self._wake)
         return self._sleeper
-
-
-def _destroy(entity: Any) -> bool:
-    if entity._destroyed:
-        return False
-    entity.destroy()
-    return True
