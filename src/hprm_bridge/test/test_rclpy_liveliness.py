@@ -146,3 +146,18 @@ def test_the_recorder_and_the_gateway_take_only_messages(tmp_path, bridge_env, b
                     "liveliness_probe=talker")  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr
     assert re.search(r"gateway: 0 messages in, 3 out", r.stdout + r.stderr), r.stdout
+
+
+LEASE_ONLY = Path(__file__).parent / "nodes" / "lease_only.py"
+
+
+def test_a_lease_without_a_callback_does_not_end_a_spin_once(ported_run):
+    """Its loss calls nothing, so the main's spin_once waits out its 2 s (it returned at
+    the loss before)."""
+    out = ported_run(LEASE_ONLY, timeout="5 s")
+    assert re.findall(r"^\[lease_only\] (WAITED \d+|STOP)$", out, re.M) == ["WAITED 2", "STOP"]
+
+
+@pytest.mark.ros2
+def test_a_lease_without_a_callback_under_real_rclpy(rclpy_until_stop):
+    assert rclpy_until_stop([LEASE_ONLY]) == ["WAITED 2", "STOP"]

@@ -69,6 +69,10 @@ class Lease:
             self.timer.cancel()
             self.timer.reset()
 
+    @property
+    def has_callback(self) -> bool:
+        return self._callback is not None
+
     def expired(self) -> None:
         self.timer.cancel()  # lost once, until it publishes again
         self.alive = False

@@ -104,8 +104,8 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)
     for i, lease in enumerate(node._leases):  # a manual liveliness lost (rclpy/liveliness.py)
-        r.add_reaction(exits(node, lambda i=i: node._leases[i].expired()), lease.timer,
-                       name=f"lease{i}_expired")  # fmt: skip
+        r.add_reaction(exits(node, functools.partial(_lease_expired, node, i), note=False),
+                       lease.timer, name=f"lease{i}_expired")  # fmt: skip
         triggers.append(lease.timer)
     # a nanosecond after a publisher another node destroyed (its leaving goes out) or what
     # came for a subscription made after the start (rclpy/late_subscriptions.py)
@@ -188,6 +188,15 @@ def build(node: Node) -> None:
         len(node.services),
         len(node.clients),
     )
+
+
+def _lease_expired(node: Node, i: int) -> None:
+    """A lease ran out: a callback ran (for ``spin_once``) only where the publisher has a
+    ``liveliness`` one; its subscriptions hear the loss through its port either way."""
+    lease = node._leases[i]
+    if lease.has_callback and node._sleeper is not None:
+        node._sleeper.note_callback()
+    lease.expired()
 
 
 def exits(node: Node, callback: Callable[[], None], note: bool = True) -> Callable[[], None]:
