@@ -68,7 +68,7 @@ from launch.substitutions import LaunchConfiguration
 
 try:
     from hprm_bridge.bridge_config import BridgeConfig
-    from hprm_bridge.porting import GATEWAY_NAME, check_federation, rti_options
+    from hprm_bridge.porting import GATEWAY_NAME, check_federation, late_spec, rti_options
     from hprm_bridge.rclpy.node import NODE_SERVICES
     from hprm_core.launcher import rti_command
 except ModuleNotFoundError as exc:
@@ -104,6 +104,7 @@ class _FederateCommand(ExecuteProcess):
                    "--listen-dir", _config("dir"), "--timeout", _config("timeout"),
                    "--stp-offset", self._stp_offset or _config("stp_offset"),
                    *(["--busy-poll", self._busy_poll] if self._busy_poll else []),
+                   *(a for spec in self._late for a in ("--late", spec)),
                    "--"]  # fmt: skip
         env = dict(kwargs.pop("additional_env", None) or {})
         env["HPRM_SECRET"] = _config("secret")
@@ -124,7 +125,11 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
     ``busy_poll`` (e.g. ``"2 ms"`` or ``"forever"``) has the node's federate
     spin that long before it sleeps: a message then needs no kernel wake-up,
     at the price of a CPU while it spins (for a latency-critical node on a
-    machine with cores to spare)."""
+    machine with cores to spare).
+    ``late_subscriptions`` (``["/chatter:std_msgs/msg/String"]``) gives the federate a
+    port for each topic from the start, for a subscription the node makes later on a
+    topic other federates publish (``hprm-ros run --late``; without it such a
+    subscription is refused, a federate's ports being fixed at the start)."""
 
     def __init__(
         self,
@@ -133,6 +138,7 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
         name: Any = None,
         stp_offset: str | None = None,
         busy_poll: str | None = None,
+        late_subscriptions: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if kwargs.get("respawn") not in (None, False, "false", "False"):
@@ -151,6 +157,10 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
             except ValueError as exc:
                 raise ValueError(f"PortedNode: {exc}") from None
             kwargs.setdefault("exec_name", federate)  # the launch log's label
+        try:
+            self._late = [late_spec(spec) for spec in late_subscriptions or ()]
+        except ValueError as exc:
+            raise ValueError(f"PortedNode: late_subscriptions: {exc}") from None
         self._stp_offset = stp_offset
         self._busy_poll = busy_poll
         self._federate_name = federate

@@ -43,6 +43,18 @@ ROS_SIBLINGS_LABEL = "ros_siblings"
 GATEWAY_NAME = "ros2_gateway"
 
 
+def late_spec(text: str) -> str:
+    """A port for late subscriptions as ``--late`` takes it, ``TOPIC:TYPE`` (a full topic
+    name, a message type), checked; a ValueError saying what is expected otherwise."""
+    topic, colon, ros_type = text.partition(":")
+    if not (colon and topic.startswith("/") and ros_type.count("/") == 2):
+        raise ValueError(
+            "expected TOPIC:TYPE, a full topic name and its message type (e.g. "
+            f"/chatter:std_msgs/msg/String), got {text!r}"
+        )
+    return text
+
+
 # Why a module of rclpy's is missing, for the error a node file's import of it meets.
 _OFFERED = "HPRM offers rclpy's node API (node, executors, timers, services, actions, logging)"
 
@@ -200,6 +212,10 @@ def run_node(node: Any, *siblings: Any) -> int:
     nodes = [node, *siblings]
     for n in nodes:  # what a subscription made after the start may hear
         n._process = nodes
+    if _SETTINGS.get("late"):  # ports for late subscriptions (rclpy/late_subscriptions.py)
+        from hprm_bridge.rclpy import late_subscriptions
+
+        late_subscriptions.declare(node, _SETTINGS["late"])
     if siblings:
         from hprm_bridge.rclpy.composition import compose
 
@@ -261,6 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--stp-offset")
     p.add_argument("--busy-poll", help="spin this long before sleeping (hprm_core busy_poll)")
     p.add_argument("--fast", action="store_true", help="logical time as fast as the nodes run")
+    p.add_argument("--late", action="append", default=[], metavar="TOPIC:TYPE", type=late_spec,
+                   help="a port for subscriptions the node makes after the start")  # fmt: skip
     p.add_argument(
         "--describe",
         metavar="FILE",
@@ -296,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         busy_poll=args.busy_poll,
         fast=args.fast,
         describe=args.describe,
+        late=args.late,
     )
     install_imports()
     from hprm_bridge.rclpy import logical_sleep, main_loop

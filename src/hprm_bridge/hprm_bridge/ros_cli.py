@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from hprm_bridge.bridge_config import lateness_arg, tag_policy_arg
-from hprm_bridge.porting import GATEWAY_NAME
+from hprm_bridge.porting import GATEWAY_NAME, late_spec
 from hprm_bridge.rclpy.node import NODE_SERVICES
 from hprm_core.cli import after_arg, duration_arg
 
@@ -72,6 +72,17 @@ def _per_node_duration(text: str) -> tuple[str | None, str]:
     return (node if sep else None), duration_arg(value)
 
 
+def _late_arg(text: str) -> tuple[str, str]:
+    """``--late NODE=TOPIC:TYPE``: (node, "TOPIC:TYPE")."""
+    node, sep, spec = text.partition("=")
+    if not (sep and node):
+        raise argparse.ArgumentTypeError(f"expected NODE=TOPIC:TYPE, got {text!r}")
+    try:
+        return node, late_spec(spec)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{node}: {exc}") from None
+
+
 def _node_options(p: argparse.ArgumentParser) -> None:
     """What ``run`` and ``graph`` both take: the nodes and what shapes their ports."""
     p.add_argument("nodes", nargs="+", type=_node_arg, metavar="[NAME=]FILE|module:function")
@@ -86,6 +97,10 @@ def _node_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--remap", action="append", default=[], type=_param_arg,
                    metavar="NODE:FROM:=TO",
                    help="one remapping of one node (a topic, __ns or __node)")  # fmt: skip
+    p.add_argument("--late", action="append", default=[], type=_late_arg,
+                   metavar="NODE=TOPIC:TYPE",
+                   help="a port for a subscription the node makes after the start, on a "
+                   "topic other federates publish (repeatable)")  # fmt: skip
     p.add_argument("--arguments", action="append", default=[], type=_arguments_arg,
                    metavar='NODE="ARG ..."',
                    help="a node's own command-line arguments (what ros2 run passes after "
@@ -97,7 +112,7 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     for f in args.params_file:
         if not Path(f).is_file():
             p.error(f"params file not found: {f}")
-    for option in ("param", "remap", "arguments"):
+    for option in ("param", "remap", "arguments", "late"):
         unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
         if unknown:
             p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
@@ -132,6 +147,7 @@ def _node_command(
     """One node's federate process (``hprm_bridge.porting``) with ``flags``, its
     --ros-args and, last, its own arguments."""
     cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name, *flags]
+    cmd += [a for n, spec in args.late if n == name for a in ("--late", spec)]
     ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
     ros_args += [a for n, kv in args.param if n == name for a in ("-p", kv)]
     ros_args += [a for n, rule in args.remap if n == name for a in ("-r", rule)]

@@ -48,6 +48,13 @@ def test_a_listener_subscribing_late_hears_its_executors_talker(ported_run):
                          "LISTENER incompatible 1", "TALKER incompatible 1"], out  # fmt: skip
 
 
+def test_a_declared_port_beside_a_sibling_publisher_changes_nothing(ported_run):
+    """The sibling's messages still come from the process (composition leaves a declared
+    port to the federation), once each."""
+    _check(ported_run(PROBE, "--late", "late_subscriber=/latched:std_msgs/msg/String",
+                      timeout="5 s"))  # fmt: skip
+
+
 @pytest.mark.ros2
 def test_the_same_node_file_under_real_rclpy(rclpy_until_stop):
     _check("\n".join(rclpy_until_stop([PROBE])))
@@ -80,7 +87,44 @@ def test_a_topic_another_federate_publishes_is_refused_naming_it():
         "the first sleep of a main that never spins): /latched is published by /late_talker, "
         "outside this process"
     ) in out, out
+    assert "declare it (hprm-ros run --late NAME=/latched:std_msgs/msg/String" in out, out
     assert "listener exited with code 1" in out, out
+
+
+DECLARED = [f"--late=listener=/{t}:std_msgs/msg/String" for t in ("latched", "plain", "weak")]
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_declared_ports_carry_another_federates_messages_to_late_subscriptions(
+    ported_run, coordination
+):
+    """Declared (--late), each topic is a port of the listener's federate from the start:
+    its late subscriptions hear the talker's messages from their creation on (no history:
+    that stays with the talker's process), and its QoS is checked against the talker's as
+    the graph tells it (/weak: refused, its event; the talker, another federate, is not
+    told, nor does its subscription count change)."""
+    out = ported_run(f"talker={PROBE}", f"listener={PROBE}", "--arguments", "talker=talker",
+                     "--arguments", "listener=listener", *DECLARED, "--coordination",
+                     coordination, timeout="5 s")  # fmt: skip
+    assert _lines(out, "HEARD") == ["HEARD /latched 2", "HEARD /plain 2", "HEARD /latched 3",
+                                    "HEARD /latched 4"], out  # fmt: skip
+    assert _lines(out, "ALIVE|LISTENER|TALKER") == ["ALIVE 1 1", "LISTENER incompatible 1"], out
+    assert _lines(out, "STOP") == ["STOP"], out
+
+
+@pytest.mark.parametrize(
+    ("late", "why"),
+    [("--late=listener=latched:std_msgs/msg/String", "expected TOPIC:TYPE, a full topic name"),
+     ("--late=nobody=/latched:std_msgs/msg/String", "--late names no node nobody"),
+     ("--late=listener=/latched:std_msgs/msg/Nope", "std_msgs/msg/Nope")],
+)  # fmt: skip
+def test_a_wrong_declaration_is_refused_naming_it(late, why):
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", f"listener={PROBE}", late,
+         "--arguments", "listener=listener", "--timeout", "2 s"],
+        capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+    assert r.returncode != 0 and why in r.stdout + r.stderr, r.stdout + r.stderr
 
 
 class _Clock:

@@ -31,7 +31,7 @@ from __future__ import annotations
 from typing import Any
 
 from hprm_bridge.message_pickle import copied
-from hprm_bridge.rclpy import main_turns
+from hprm_bridge.rclpy import late_subscriptions, main_turns
 from hprm_core import Input, Output, Reactor
 from hprm_core.structure import shortfall
 from hprm_core.trigger import Port
@@ -77,8 +77,12 @@ def compose(nodes: list[Any], federate: str) -> Reactor:
                 hoisted_in = Input(topic=port.topic, msg_type=port.msg_type, wait=port.wait,
                                    boundary=port.boundary, contract=port.contract)  # fmt: skip
                 inputs.append((name, i, port, top.attach(name, hoisted_in)))
+    declared = set().union(*(late_subscriptions.declared_ports(n) for n in nodes))
     for name, i, port, hoisted_in in inputs:
         topic = port.topic or port.name
+        if id(port) in declared:  # the federation's only (rclpy/late_subscriptions.py)
+            top.connect(hoisted_in, port)
+            continue
         fed_by = []
         for j, out in by_topic.get(topic, ()):
             if j == i:  # the node's own: it hears itself (callbacks.loopbacks)

@@ -68,11 +68,12 @@ class Graph:
             if g is not self:
                 g._others.append((self._node, *self._own[-1]))
 
-    def publishers_outside(self, topic: str, process: set[str]) -> list[str]:
-        """Who publishes ``topic`` but the nodes of ``process`` (full names): other
-        federates' nodes, the gateway's federate for ROS 2's."""
-        return sorted({n for n, k, t, *_ in self._others
-                       if k == "pub" and t == topic and n not in process})  # fmt: skip
+    def publishers_outside(self, topic: str, process: set[str]) -> list[tuple[str, Any]]:
+        """The publishers of ``topic`` but those of the nodes of ``process`` (full names):
+        (node, its QoS fields, None where unknown) of other federates' nodes, and of the
+        gateway's federate for ROS 2's."""
+        return [(n, q) for n, k, t, _, q in self._others
+                if k == "pub" and t == topic and n not in process]  # fmt: skip
 
     def label(self, *siblings: Graph) -> str:
         """What the node tells the federation of itself: ``[kind, name, type(, qos)]`` per

@@ -20,10 +20,17 @@ that subscribes 3 s in to the transient-local talker of its own executor. DDS's 
   (:mod:`~hprm_bridge.rclpy.qos_compatibility`), a nanosecond on; a ``liveliness``
   callback hears its publishers in one event, then;
 - a topic another federate publishes (the gateway too, where it carries the topic from
-  ROS 2) is refused, with an error naming who publishes it: their messages come only
-  through the ports fixed at the start, and a subscription that silently missed them
-  would lose messages. (A plain ROS 2 publisher of a topic the gateway does not carry is
-  unknown to the federation: not heard.)
+  ROS 2) comes only through a port fixed at the start. Declared on the command line
+  (``hprm-ros run --late NODE=TOPIC:TYPE``, a launch file's
+  ``PortedNode(late_subscriptions=["TOPIC:TYPE"])``), the federate has that port from the
+  start, heard by no callback until one of the process subscribes to the topic (with
+  that type): from then on it hears the topic's messages from the federation too, each a
+  nanosecond after its tag. (The federation's messages on it reach the federate from
+  the start, whether or not anyone listens yet; their QoS is not checked against the
+  subscription's.) Undeclared, it is refused with an error naming who publishes it and
+  the option: a subscription that silently missed their messages would lose them. (A
+  plain ROS 2 publisher of a topic the gateway does not carry is unknown to the
+  federation: not heard.)
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from hprm_bridge import messages
 from hprm_bridge.message_pickle import copied
 from hprm_bridge.rclpy import late_entities, liveliness, qos_compatibility
 from hprm_bridge.rclpy.callback_groups import run_in_group
@@ -40,6 +48,7 @@ from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.logical_sleep import Sleeper
 from hprm_bridge.rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 from hprm_bridge.rclpy.subscription import Subscription
+from hprm_bridge.rclpy.topic_endpoint_info import resolved
 from hprm_core import Input
 from hprm_core.structure import shortfall
 
@@ -79,17 +88,8 @@ def subscribe(
     qos: QoSProfile, event_callbacks: Any,
 ) -> Subscription:  # fmt: skip
     """A subscription of ``node``, made after the start, on a topic it had none of."""
-    inside = {n.get_fully_qualified_name() for n in node._process}
-    outside = node._graph.publishers_outside(topic, inside)
-    if outside:
-        raise UnsupportedError(
-            f"Node.create_subscription({topic}) {late_entities.STARTED}: {topic} is "
-            f"published by {', '.join(outside)}, outside this process, and an HPRM "
-            "federate hears other federates only through the ports fixed before its "
-            "federation starts; a subscription made later hears its own process's "
-            "publishers only (create it before spin)"
-        )
     contract = qos_compatibility.contract(qos)
+    declared, outside, refusals = _from_federation(node, topic, ros_type, contract)
     port = Input(topic=topic, msg_type=ros_type, contract=contract)  # never attached
     sub = Subscription(topic, port, ros_type, callback, raw)
     sub._liveliness = liveliness.watch(event_callbacks)
@@ -97,6 +97,12 @@ def subscribe(
     sub.qos_profile = qos
     node._late_subscriptions.append(sub)
     node._graph.add_late("sub", topic, ros_type, qos, [n._graph for n in node._process])
+    matched = 0  # publishers of other federates it hears
+    if declared is not None and not refusals:  # their messages, through the declared port
+        declared.bound.append((node, sub))
+        matched = outside
+    for terms in refusals:  # (the other federate is not told)
+        _refused([(node, sub, "sub")], terms)
     heard = []
     for owner in node._process:
         for pub in owner._own_publishers:
@@ -104,13 +110,13 @@ def subscribe(
                 continue
             terms = tuple(shortfall(pub._port.contract, contract))
             if terms:
-                _refused(node, sub, owner, pub, terms)
+                _refused([(node, sub, "sub"), (owner, pub, "pub")], terms)
                 continue
             pub._late = [*pub._late, (node, sub)]  # a publisher in its place takes it
             if not pub._destroyed:
                 heard.append(pub)
-    if sub._liveliness is not None and heard:
-        _soon(node, None, functools.partial(sub._liveliness.start, len(heard)))
+    if sub._liveliness is not None and (heard or matched):
+        _soon(node, None, functools.partial(sub._liveliness.start, len(heard) + matched))
     if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL:
         for pub in heard:
             kept = pub._history.alive() if pub._history is not None else ()
@@ -119,9 +125,85 @@ def subscribe(
     return sub
 
 
-def _refused(node: Node, sub: Subscription, owner: Node, pub: Publisher, terms: Any) -> None:
+def _from_federation(
+    node: Node, topic: str, ros_type: str, contract: dict[str, int]
+) -> tuple[DeclaredPort | None, int, list[tuple[str, ...]]]:
+    """What a late subscription may hear of other federates: the port declared for its
+    topic (or None), how many publishers they have on it, and the QoS terms of those it
+    does not match; an error where it cannot hear them as DDS would."""
+    inside = {n.get_fully_qualified_name() for n in node._process}
+    outside = node._graph.publishers_outside(topic, inside)
+    declared = next((n._declared[topic] for n in node._process if topic in n._declared), None)
+    call = f"Node.create_subscription({topic}) {late_entities.STARTED}"
+    if declared is None and outside:
+        who = ", ".join(sorted({n for n, _ in outside}))
+        raise UnsupportedError(
+            f"{call}: {topic} is published by {who}, outside this process, "
+            "and an HPRM federate hears other federates only through the ports fixed "
+            "before its federation starts; create it before spin, or declare it "
+            f"(hprm-ros run --late NAME={topic}:{ros_type}, NAME this node's federate)"
+        )
+    if declared is not None and declared.ros_type != ros_type:
+        raise UnsupportedError(
+            f"{call}: its type {ros_type} is not the one declared for it "
+            f"({declared.ros_type}, hprm-ros run --late)"
+        )
+    refusals = [(who, terms) for who, fields in outside if fields is not None
+                and (terms := tuple(shortfall(_offered(fields), contract)))]  # fmt: skip
+    if declared is not None and refusals and len(refusals) < len(outside):
+        who, terms = refusals[0]
+        raise UnsupportedError(
+            f"{call}: of the publishers of {topic} in other federates it matches the QoS of "
+            f"some, not of others ({who}: {', '.join(terms)}), and their messages come "
+            "mixed through one declared port: give them one profile"
+        )
+    return declared, len(outside), [terms for _, terms in refusals]
+
+
+class DeclaredPort:
+    """A port declared for late subscriptions (``--late TOPIC:TYPE``): an input of the
+    process's first node from the start, and the subscriptions made on it since."""
+
+    def __init__(self, node: Node, topic: str, ros_type: str) -> None:
+        self.ros_type = ros_type
+        self.port = Input(topic=topic, msg_type=ros_type)  # no contract: any publisher's
+        self.bound: list[tuple[Node, Subscription]] = []
+        node._reactor.attach(f"late{len(node._declared)}", self.port)
+        node._reactor.add_reaction(self._heard, self.port, name=f"on_late{len(node._declared)}")
+
+    def _heard(self) -> None:
+        values = self.port.value
+        for k, (node, sub) in enumerate(self.bound):
+            if not sub._destroyed:  # the first takes them as they came, others a copy
+                got = values if k == 0 else tuple(map(copied, values))
+                _soon(node, sub, functools.partial(sub._deliver, got))
+
+
+def declare(node: Node, specs: list[str]) -> None:
+    """The ports ``specs`` (``TOPIC:TYPE`` each, ``hprm-ros run --late``) declare, on
+    ``node`` (the first of its process), before the start."""
+    for spec in specs:
+        topic, _, ros_type = spec.partition(":")
+        messages.message_class(ros_type)  # an unknown type: its clear error, before the start
+        node._declared[topic] = DeclaredPort(node, topic, ros_type)
+
+
+def declared_ports(node: Node) -> set[int]:
+    """``id`` of each declared port of ``node``: heard from the federation only (a
+    sibling's messages come by :func:`forward`, composition leaves these ports out)."""
+    return {id(d.port) for d in node._declared.values()}
+
+
+def _offered(fields: list[int]) -> dict[str, int]:
+    """The contract of a publisher of another federate, from its QoS in the graph."""
+    return qos_compatibility.contract(resolved(fields, "pub"))
+
+
+def _refused(ends: list[tuple[Node, Any, str]], terms: Any) -> None:
+    """A pair DDS would not match: each end (its node, the entity, "sub" or "pub") hears
+    its incompatible-QoS event."""
     kind = int(qos_compatibility.policy_kind(terms))
-    for end_node, entity, side in ((node, sub, "sub"), (owner, pub, "pub")):
+    for end_node, entity, side in ends:
         total = qos_compatibility.refused_peers(end_node, entity) + 1
         end = (entity, side, total, kind)
         end_node._incompatible.append(end)

@@ -150,6 +150,8 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         self._late_subscriptions: list[Subscription] = []
         self._late_inbox: list[tuple[Any, Callable[[], None]]] = []
         self._process: list[Node] = [self]  # the nodes of its federate (set by spin)
+        # ports for late subscriptions, by topic (--late: late_subscriptions.DeclaredPort)
+        self._declared: dict[str, Any] = {}
         self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
         self._reaction_thread: int | None = None  # set at the start (logical_sleep.holds_turn)

@@ -99,7 +99,7 @@ def qos_fields(qos: QoSProfile) -> list[int]:
             int(qos.liveliness), *(getattr(qos, d).nanoseconds for d in _DURATIONS)]  # fmt: skip
 
 
-def _resolved(fields: list[int], kind: str) -> QoSProfile:
+def resolved(fields: list[int], kind: str) -> QoSProfile:
     """The profile as rmw_cyclonedds reports an endpoint's (seen under Humble)."""
     history, depth, reliability, durability, liveliness, *spans = fields
     if history == HistoryPolicy.SYSTEM_DEFAULT:
@@ -136,5 +136,5 @@ def endpoint_info(
         topic_type=ros_type,
         endpoint_type=kinds.PUBLISHER if kind == "pub" else kinds.SUBSCRIPTION,
         endpoint_gid=list(gid) + [0] * (GID_SIZE - len(gid)),
-        qos_profile=qos_profile_unknown if qos is None else _resolved(qos, kind),
+        qos_profile=qos_profile_unknown if qos is None else resolved(qos, kind),
     )
