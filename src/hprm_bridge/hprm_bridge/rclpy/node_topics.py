@@ -64,11 +64,9 @@ class NodeTopicMethods:
         publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None,
         qos_overriding_options: QoSOverridingOptions | None = None, **kw: Any,
     ) -> Publisher:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
-        qos = as_profile(qos_profile)
-        if qos_overriding_options is not None:
-            qos = declare_qos_parameters("publisher", self, name, qos, qos_overriding_options)
-        watch = self._deadline(qos, event_callbacks, QoSOfferedDeadlineMissedInfo)
+        name, ros_type, qos, watch = self._endpoint(
+            "publisher", msg_type, topic, qos_profile, qos_overriding_options, event_callbacks
+        )
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
             old = self._own_publishers[i]
@@ -93,6 +91,21 @@ class NodeTopicMethods:
         pub._msg_class = messages.message_class(ros_type)
         pub._subscription_count = functools.partial(self._matched, pub, name)
         return pub
+
+    def _endpoint(
+        self, kind: str, msg_type: Any, topic: str, qos_profile: Any,
+        overriding: QoSOverridingOptions | None, event_callbacks: Any,
+    ) -> tuple[str, str, Any, DeadlineWatch | None]:  # fmt: skip
+        """A new publisher's or subscription's (``kind``) topic, type, QoS (its parameter
+        overrides applied) and deadline watch."""
+        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
+        qos = as_profile(qos_profile)
+        if overriding is not None:
+            qos = declare_qos_parameters(kind, self, name, qos, overriding)
+        missed = (
+            QoSOfferedDeadlineMissedInfo if kind == "publisher" else QoSRequestedDeadlineMissedInfo
+        )
+        return name, ros_type, qos, self._deadline(qos, event_callbacks, missed)
 
     def _matched(self, pub: Publisher, topic: str) -> int:
         """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
@@ -153,11 +166,9 @@ class NodeTopicMethods:
         qos_overriding_options: QoSOverridingOptions | None = None, raw: bool = False,
         **kw: Any,
     ) -> Subscription:  # fmt: skip
-        name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
-        qos = as_profile(qos_profile)
-        if qos_overriding_options is not None:
-            qos = declare_qos_parameters("subscription", self, name, qos, qos_overriding_options)
-        watch = self._deadline(qos, event_callbacks, QoSRequestedDeadlineMissedInfo)
+        name, ros_type, qos, watch = self._endpoint(
+            "subscription", msg_type, topic, qos_profile, qos_overriding_options, event_callbacks
+        )
         i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
         if self._finalized and i is None:  # hearing its process's publishers only
             sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
