@@ -99,17 +99,21 @@ def test_declared_ports_carry_another_federates_messages_to_late_subscriptions(
     ported_run, coordination
 ):
     """Declared (--late), each topic is a port of the listener's federate from the start:
-    its late subscriptions hear the talker's messages from their creation on (no history:
-    that stays with the talker's process), and its QoS is checked against the talker's as
-    the graph tells it (/weak: refused, its event; the talker, another federate, is not
-    told, nor does its subscription count change)."""
+    its late subscriptions hear the talker's messages from their creation on, the latched
+    one first what the port kept of the talker's transient-local ones within their
+    lifespan (as the talker's process would have), and its QoS is checked against the
+    talker's as the graph tells it (/weak: refused, its event; the talker, another
+    federate, is not told, nor does its subscription count change). Under real rclpy in
+    two processes what is heard depends on when each started (measured with the
+    listener started 0.3 s after the talker: /latched 1 to 4, /plain 3), so there the
+    one-process run is the comparison."""
     out = ported_run(f"talker={PROBE}", f"listener={PROBE}", "--arguments", "talker=talker",
                      "--arguments", "listener=listener", *DECLARED, "--coordination",
                      coordination, timeout="5 s")  # fmt: skip
-    assert _lines(out, "HEARD") == ["HEARD /latched 2", "HEARD /plain 2", "HEARD /latched 3",
-                                    "HEARD /latched 4"], out  # fmt: skip
+    assert _lines(out, "HEARD") == HEARD, out
     assert _lines(out, "ALIVE|LISTENER|TALKER") == ["ALIVE 1 1", "LISTENER incompatible 1"], out
-    assert _lines(out, "STOP") == ["STOP"], out
+    assert _lines(out, "COUNT") == [f"COUNT {n} 0" for n in range(5)], out
+    assert re.findall(r"^\[listener\] (STOP)$", out, re.M) == ["STOP"], out
 
 
 @pytest.mark.parametrize(

@@ -25,12 +25,13 @@ that subscribes 3 s in to the transient-local talker of its own executor. DDS's 
   ``PortedNode(late_subscriptions=["TOPIC:TYPE"])``), the federate has that port from the
   start, heard by no callback until one of the process subscribes to the topic (with
   that type): from then on it hears the topic's messages from the federation too, each a
-  nanosecond after its tag. (The federation's messages on it reach the federate from
-  the start, whether or not anyone listens yet; their QoS is not checked against the
-  subscription's.) Undeclared, it is refused with an error naming who publishes it and
-  the option: a subscription that silently missed their messages would lose them. (A
-  plain ROS 2 publisher of a topic the gateway does not carry is unknown to the
-  federation: not heard.)
+  nanosecond after its tag, a transient-local one first what the port kept of
+  transient-local publishers (:meth:`DeclaredPort._kept`). The federation's messages on
+  it reach the federate from the start, whether or not anyone listens yet; their QoS (as
+  the graph tells it) is checked against the subscription's. Undeclared, it is refused
+  with an error naming who publishes it and the option: a subscription that silently
+  missed their messages would lose them. (A plain ROS 2 publisher of a topic the
+  gateway does not carry is unknown to the federation: not heard.)
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from hprm_bridge import messages
+from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.message_pickle import copied
 from hprm_bridge.rclpy import late_entities, liveliness, qos_compatibility
 from hprm_bridge.rclpy.callback_groups import run_in_group
@@ -117,9 +119,9 @@ def subscribe(
                 heard.append(pub)
     if sub._liveliness is not None and (heard or matched):
         _soon(node, None, functools.partial(sub._liveliness.start, len(heard) + matched))
-    if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL:
-        for pub in heard:
-            kept = pub._history.alive() if pub._history is not None else ()
+    if qos.durability == DurabilityPolicy.TRANSIENT_LOCAL:  # the federation's, then its own
+        histories = [declared.history if matched else None, *(p._history for p in heard)]
+        for kept in (h.alive() for h in histories if h is not None):
             if kept:
                 _soon(node, sub, functools.partial(sub._deliver, tuple(map(copied, kept))))
     return sub
@@ -168,15 +170,46 @@ class DeclaredPort:
         self.ros_type = ros_type
         self.port = Input(topic=topic, msg_type=ros_type)  # no contract: any publisher's
         self.bound: list[tuple[Node, Subscription]] = []
+        self.history: History | None = None
+        self._node, self._topic, self._decided = node, topic, False
         node._reactor.attach(f"late{len(node._declared)}", self.port)
         node._reactor.add_reaction(self._heard, self.port, name=f"on_late{len(node._declared)}")
 
     def _heard(self) -> None:
         values = self.port.value
+        if not self._decided:  # the graph came at the start
+            self._decided, self.history = True, self._kept()
+        if self.history is not None:
+            for value in values:
+                if type(value) is not LivelinessChange:
+                    self.history.keep(value)
         for k, (node, sub) in enumerate(self.bound):
             if not sub._destroyed:  # the first takes them as they came, others a copy
-                got = values if k == 0 else tuple(map(copied, values))
+                mine = k == 0 and self.history is None
+                got = values if mine else tuple(map(copied, values))
                 _soon(node, sub, functools.partial(sub._deliver, got))
+
+    def _kept(self) -> History | None:
+        """What the port keeps for transient-local subscriptions that come late: where
+        every publisher of the topic in other federates is TRANSIENT_LOCAL (as the graph
+        tells), their last messages, as many as their depths together (a port does not
+        tell one publisher's from another's), for the longest of their lifespans."""
+        node = self._node
+        inside = {n.get_fully_qualified_name() for n in node._process}
+        outside = node._graph.publishers_outside(self._topic, inside)
+        offers = [resolved(fields, "pub") for _, fields in outside if fields is not None]
+        if not offers or len(offers) < len(outside):  # none, or ROS 2's behind the gateway
+            return None
+        if any(q.durability != DurabilityPolicy.TRANSIENT_LOCAL for q in offers):
+            return None
+        keep_all = any(q.history == HistoryPolicy.KEEP_ALL for q in offers)
+        qos = QoSProfile(
+            history=HistoryPolicy.KEEP_ALL if keep_all else HistoryPolicy.KEEP_LAST,
+            depth=sum(q.depth for q in offers),
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            lifespan=max((q.lifespan for q in offers), key=lambda d: d.nanoseconds),
+        )
+        return History(qos, node._clock.now_ns)
 
 
 def declare(node: Node, specs: list[str]) -> None:

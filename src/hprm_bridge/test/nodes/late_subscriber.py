@@ -4,7 +4,8 @@ publishes every 0.5 s (ticks 0 to 4, from 0.5 s): ``latched`` (transient-local, 
 ``plain`` (volatile: nothing from before; the listener drops that subscription once it
 heard one message) and ``weak`` (best effort: the listener's reliable subscription and
 the talker's publisher do not match, and both hear so). The talker prints how many
-subscriptions its latched publisher has at each tick, and STOP at 3 s.
+subscriptions its latched publisher has at each tick, and STOP at 3 s (the listener
+alone: after the last message it hears).
 
 ``both`` (the default): the two nodes in one executor, as ros2/demos' ``lifespan``;
 ``talker`` or ``listener``: one of them alone (two processes). ``own``: a node that
@@ -54,8 +55,9 @@ class Talker(Node):
 
 
 class Listener(Node):
-    def __init__(self):
+    def __init__(self, alone=False):
         super().__init__("late_listener")
+        self.alone = alone  # in a process of its own: it stops after the talker's last
         self.timer = self.create_timer(1.25, self.subscribe)
         self.plain = None
 
@@ -74,6 +76,9 @@ class Listener(Node):
         say("HEARD", msg.data)
         if msg.data.startswith("/plain"):
             self.destroy_subscription(self.plain)
+        if msg.data == "/latched 4" and self.alone:
+            say("STOP")
+            raise SystemExit
 
 
 class Own(Node):
@@ -100,11 +105,11 @@ class Own(Node):
 def main():
     rclpy.init()
     role = sys.argv[1] if len(sys.argv) > 1 else "both"
-    nodes = {"both": [Listener, Talker], "talker": [Talker], "listener": [Listener],
-             "own": [Own]}[role]  # fmt: skip
+    nodes = {"both": [Listener, Talker], "talker": [Talker],
+             "listener": [lambda: Listener(alone=True)], "own": [Own]}[role]  # fmt: skip
     executor = SingleThreadedExecutor()
-    for cls in nodes:
-        executor.add_node(cls())
+    for make in nodes:
+        executor.add_node(make())
     with contextlib.suppress(SystemExit):
         executor.spin()
 
