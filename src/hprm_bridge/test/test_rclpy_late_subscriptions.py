@@ -116,6 +116,20 @@ def test_declared_ports_carry_another_federates_messages_to_late_subscriptions(
     assert re.findall(r"^\[listener\] (STOP)$", out, re.M) == ["STOP"], out
 
 
+def test_a_declared_port_keeps_and_carries_every_publishers_messages(ported_run):
+    """Two talkers in two federates: what the port kept holds both tick-1 messages, each
+    tick's two come live, both /weak publishers are refused (total 1, then 2)."""
+    talkers = [f"t{n}={PROBE}" for n in (1, 2)]
+    out = ported_run(*talkers, f"listener={PROBE}", "--arguments", "t1=talker", "--arguments",
+                     "t2=talker", "--arguments", "listener=listener", *DECLARED,
+                     timeout="5 s")  # fmt: skip
+    assert _lines(out, "HEARD|ALIVE|LISTENER|STOP") == [
+        "ALIVE 2 2", "HEARD /latched 1", "HEARD /latched 1", "LISTENER incompatible 1",
+        "LISTENER incompatible 2", "HEARD /latched 2", "HEARD /latched 2", "HEARD /plain 2",
+        "HEARD /latched 3", "HEARD /latched 3", "HEARD /latched 4", "STOP",
+    ], out  # fmt: skip
+
+
 @pytest.mark.parametrize(
     ("late", "why"),
     [("--late=listener=latched:std_msgs/msg/String", "expected TOPIC:TYPE, a full topic name"),
