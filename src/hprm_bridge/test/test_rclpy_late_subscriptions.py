@@ -14,7 +14,8 @@ from hprm_bridge.rclpy.duration import Duration, Infinite
 from hprm_bridge.rclpy.late_subscriptions import History, history
 from hprm_bridge.rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile
 
-PROBE = Path(__file__).parent / "nodes" / "late_subscriber.py"
+NODES = Path(__file__).parent / "nodes"
+PROBE = NODES / "late_subscriber.py"
 HEARD = [  # measured under Humble first
     "HEARD /latched 1",  # from the history: tick 0's (0.5 s) is older than 0.6 s at 1.25 s
     "HEARD /latched 2",
@@ -128,6 +129,35 @@ def test_a_declared_port_keeps_and_carries_every_publishers_messages(ported_run)
         "LISTENER incompatible 2", "HEARD /latched 2", "HEARD /latched 2", "HEARD /plain 2",
         "HEARD /latched 3", "HEARD /latched 3", "HEARD /latched 4", "STOP",
     ], out  # fmt: skip
+
+
+@pytest.mark.ros2
+@pytest.mark.parametrize("backend", ["wire", "rclpy"])
+def test_a_declared_port_hears_plain_ros2_through_the_gateway(backend, bridge_env):
+    """A plain ROS 2 talker (real rclpy): the gateway carries /chatter in for the declared
+    port, and the late subscription hears it from its creation on."""
+    pytest.importorskip("rclpy", reason="needs a real ROS 2 Humble for the plain talker")
+    env = bridge_env(backend)
+    talker = subprocess.Popen([sys.executable, str(NODES / "talker.py")], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        r = subprocess.run(
+            [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(NODES / "late_chatter.py"),
+             "--bridge", "--late", "late_chatter=/chatter:std_msgs/msg/String",
+             "--timeout", "60 s"],
+            capture_output=True, text=True, timeout=180, env=env,
+        )  # fmt: skip
+    finally:
+        talker.kill()
+        talker.communicate()
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out
+    assert "gateway" in out and "/chatter (in)" in out, out
+    heard = re.findall(r"^\[late_chatter\] HEARD (\d+)([ab])$", out, re.M)
+    assert len(heard) == 3, out
+    # in the talker's order: 1a 1b 2a ..., from wherever the subscription began
+    order = [2 * int(n) + (part == "b") for n, part in heard]
+    assert order == list(range(order[0], order[0] + 3)), out
 
 
 @pytest.mark.parametrize(
