@@ -161,3 +161,20 @@ def test_a_lease_without_a_callback_does_not_end_a_spin_once(ported_run):
 @pytest.mark.ros2
 def test_a_lease_without_a_callback_under_real_rclpy(rclpy_until_stop):
     assert rclpy_until_stop([LEASE_ONLY]) == ["WAITED 2", "STOP"]
+
+
+LEAVING = Path(__file__).parent / "nodes" / "leaving_talker.py"
+
+
+def test_a_publishers_leaving_alone_does_not_end_a_spin_once(ported_run):
+    """The waiter's subscription has no liveliness callback: the talker's leaving at
+    0.5 s calls nothing, so the main's spin_once waits out its 2 s (it returned then
+    before)."""
+    out = ported_run(f"talker={LEAVING}", f"waiter={LEAVING}", "--arguments", "talker=talker",
+                     "--arguments", "waiter=waiter", timeout="5 s")  # fmt: skip
+    assert re.findall(r"^\[waiter\] (WAITED \d+|STOP)$", out, re.M) == ["WAITED 2", "STOP"], out
+
+
+@pytest.mark.ros2
+def test_a_publishers_leaving_under_real_rclpy(rclpy_until_stop):
+    assert rclpy_until_stop([LEAVING, "waiter"], [LEAVING, "talker"]) == ["WAITED 2", "STOP"]

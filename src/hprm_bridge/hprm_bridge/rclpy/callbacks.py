@@ -49,13 +49,16 @@ def loopbacks(
 
 
 def deliver(
-    subs: list[Subscription], i: int, loops: list[LogicalAction], tasks: Sleeper | None
-) -> Callable[[], None]:
+    subs: list[Subscription], i: int, loops: list[LogicalAction], tasks: Sleeper | None,
+    sleeper: Sleeper | None,
+) -> Callable[[], None]:  # fmt: skip
     """The reaction of subscription ``subs[i]`` (whichever holds that place now): its
     callback for each message of the tag, from other federates (or ROS 2, still CDR:
     decoded here) and then the node's own (``loops``: of the publishers it hears, in the
     order the node created them); with ``tasks``, as a task in its callback group
-    (:mod:`hprm_bridge.rclpy.callback_groups`)."""
+    (:mod:`hprm_bridge.rclpy.callback_groups`). Only a tag that calls something (a
+    message, or a liveliness change with a callback for it) counts as a callback for
+    ``spin_once`` (``sleeper``): a publisher's leaving alone calls nothing."""
 
     def deliver() -> None:
         sub = subs[i]
@@ -63,8 +66,12 @@ def deliver(
         for loop in loops:
             if loop.is_present:  # the node's own, a microstep old
                 values = (*values, *loop.value)
+        # (has_message: not only liveliness changes; asked only where it matters)
+        if sleeper is not None and values and (sub._liveliness is not None
+                                               or liveliness.has_message(values)):  # fmt: skip
+            sleeper.note_callback()
         watched = values and sub._deadline is not None and not sub._destroyed
-        if watched and liveliness.has_message(values):  # not only liveliness changes
+        if watched and liveliness.has_message(values):
             sub._deadline.seen()
         if tasks is None:
             sub._deliver(values)

@@ -84,7 +84,8 @@ def build(node: Node) -> None:
     for i, sub in enumerate(node._subscriptions):
         own = [loops[id(p._port)] for p in callbacks.own_heard(node._own_publishers, sub)]
         fired_by = (sub._port, *own)
-        r.add_reaction(exits(node, callbacks.deliver(node._subscriptions, i, own, tasks)),
+        deliver = callbacks.deliver(node._subscriptions, i, own, tasks, node._sleeper)
+        r.add_reaction(exits(node, deliver, note=False),
                        *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
     for _ in range(late_entities.SPARE_TIMERS):  # for timers made in callbacks
