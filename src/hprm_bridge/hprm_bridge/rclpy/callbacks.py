@@ -109,12 +109,13 @@ def flush(publishers: list[Publisher], loops: dict[int, LogicalAction]) -> Calla
         for pub in publishers:
             queue = pub._queue
             if queue:
-                pub._port.set(tuple(queue))
+                values = tuple(queue)
+                pub._port.set(values)
                 loop = loops.get(id(pub._port))
                 if loop is not None:
-                    loop.schedule(tuple(received(m) for m in queue))
+                    loop.schedule(tuple(received(m) for m in values))
                 if pub._late:  # subscriptions made after the start (rclpy/late_subscriptions.py)
-                    late_subscriptions.forward(pub, tuple(queue))
+                    late_subscriptions.forward(pub, values)
                 queue.clear()
 
     return flush

@@ -94,9 +94,7 @@ def subscribe(
     declared, outside, refusals = _from_federation(node, topic, ros_type, contract)
     port = Input(topic=topic, msg_type=ros_type, contract=contract)  # never attached
     sub = Subscription(topic, port, ros_type, callback, raw)
-    sub._liveliness = liveliness.watch(event_callbacks)
-    sub._qos_events = (event_callbacks, topic)
-    sub.qos_profile = qos
+    sub._liveliness = liveliness.watch(event_callbacks)  # (its QoS: create_subscription's)
     node._late_subscriptions.append(sub)
     node._graph.add_late("sub", topic, ros_type, qos, [n._graph for n in node._process])
     matched = 0  # publishers of other federates it hears

@@ -113,9 +113,10 @@ class NodeTopicMethods:
         return self._graph.count("sub", topic) - qos_compatibility.refused_peers(self, pub)
 
     def _kick_soon(self) -> None:
-        """A flush of the node's publishers a nanosecond on, for what one of them queued
-        outside the node's reactions (another node's callback destroyed it). From a
-        thread outside any turn it waits for the node's next flush instead."""
+        """The node's kick a nanosecond on: a flush of its publishers, for what one of them
+        queued outside the node's reactions (another node's callback destroyed it), and
+        what came for its late subscriptions (rclpy/late_subscriptions.py). From a thread
+        outside any turn it waits for the node's next kick instead."""
         if self._kick is not None and logical_sleep.holds_turn(self._reaction_thread):
             self._kick.reset()
 
@@ -170,11 +171,10 @@ class NodeTopicMethods:
             "subscription", msg_type, topic, qos_profile, qos_overriding_options, event_callbacks
         )
         i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
-        if self._finalized and i is None:  # hearing its process's publishers only
+        if self._finalized and i is None:  # hearing its process's publishers (and declared)
             sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
                                                event_callbacks)  # fmt: skip
-            return self._in_group(sub, callback_group)
-        if i is not None:  # in the place of a destroyed one
+        elif i is not None:  # in the place of a destroyed one
             old = self._subscriptions[i]
             sub = Subscription(name, old._port, ros_type, callback, raw)
             self._subscriptions[i] = sub

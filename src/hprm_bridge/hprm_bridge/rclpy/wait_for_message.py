@@ -15,8 +15,9 @@ again on that topic takes the destroyed subscription's place
 (:mod:`hprm_bridge.rclpy.late_entities`). A later first wait hears the node's own
 process only (:mod:`hprm_bridge.rclpy.late_subscriptions`): on a topic nobody
 publishes it times out, as under rclpy; on one another federate publishes it is
-refused. From a callback it is refused: the message would come at a later tag,
-which a callback that blocks never reaches.
+refused unless its port was declared (``hprm-ros run --late``). From a callback
+it is refused: the message would come at a later tag, which a callback that blocks
+never reaches.
 
 Example (a node file's main)::
 
