@@ -205,6 +205,24 @@ def ctrl_c() -> Callable[[subprocess.Popen], str]:
 
 
 @pytest.fixture
+def ended(ctrl_c, stop_node) -> Callable[[subprocess.Popen, float], str]:
+    """``ended(proc, timeout)``: ``proc``'s output once it ended by itself. Where it has
+    not ended ``timeout`` s on (a bound, not a measurement), it is stopped as a ROS 2 user
+    stops a node, by a Ctrl-C (to its process group where it leads one), and its output
+    so far comes back with a line saying so: the test's asserts then fail showing it, and
+    nothing is left running."""
+
+    def wait(proc: subprocess.Popen, timeout: float) -> str:
+        try:
+            return proc.communicate(timeout=timeout)[0]
+        except subprocess.TimeoutExpired:
+            out = ctrl_c(proc) if os.getpgid(proc.pid) == proc.pid else stop_node(proc)
+            return f"{out}\n(still running {timeout} s on: stopped by a Ctrl-C)"
+
+    return wait
+
+
+@pytest.fixture
 def bridged_run() -> Callable[..., subprocess.CompletedProcess]:
     """``bridged_run(node, env, *options, timeout="3 s")``: ``hprm-ros run`` of one node
     file of ``test/nodes`` with ``--bridge``, to its end; its output."""

@@ -217,7 +217,7 @@ STAMPED = """
 
 @pytest.mark.parametrize("lateness", ["drop", "clamp", "late_points:negate"])
 def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(
-    lateness, bridge_env, stop_node
+    lateness, bridge_env, stop_node, ended
 ):
     """Published in the order 2.0, 1.0, 1.5 (same stamp as 1.0), 99.0 (stamp
     already past): the ported node sees them in stamp order, ties in arrival
@@ -229,12 +229,15 @@ def test_header_stamp_policy_orders_by_stamp_and_applies_the_lateness_rule(
     env = dict(bridge_env(), PYTHONPATH=path)
     piped = dict(env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     stamper = subprocess.Popen([sys.executable, "-c", textwrap.dedent(STAMPED)], **piped)
-    proc = subprocess.Popen(
-        [*HPRM_ROS, str(NODES / "stamp_listener.py"), "--bridge", "--timeout", "6 s",
-         "--tag-policy", "/points=header_stamp", "--lateness", lateness], **piped,
-    )  # fmt: skip
-    out = proc.communicate(timeout=180)[0]
-    stamper_out = stop_node(stamper)
+    try:
+        proc = subprocess.Popen(
+            [*HPRM_ROS, str(NODES / "stamp_listener.py"), "--bridge", "--timeout", "6 s",
+             "--tag-policy", "/points=header_stamp", "--lateness", lateness],
+            start_new_session=True, **piped,
+        )  # fmt: skip
+        out = ended(proc, 180)
+    finally:
+        stamper_out = stop_node(stamper)
     assert proc.returncode == 0, out + stamper_out
     points = re.findall(r"^\[stamp_listener\] POINT (\S+) past_stamp=(-?\d+)$", out, re.M)
     on_time = [("1.0", "0"), ("1.5", "0"), ("2.0", "0")]

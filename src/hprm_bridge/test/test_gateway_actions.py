@@ -56,7 +56,7 @@ def test_ros2_action_send_goal_reaches_a_ported_server(
 
 @BACKENDS
 def test_a_ported_action_client_drives_a_plain_ros2_server(
-    backend, bridge_env, require_ros2_cli, stop_node
+    backend, bridge_env, require_ros2_cli, stop_node, ended
 ):
     """The goal and result calls reach the rclpy server; its feedback enters the
     federation at its arrival (so it may come before the goal's acceptance)."""
@@ -68,7 +68,7 @@ def test_a_ported_action_client_drives_a_plain_ros2_server(
     )  # fmt: skip
     try:
         fed = _federation(env, "fibonacci_client.py", "--timeout", "60 s")
-        fed_out = fed.communicate(timeout=120)[0]
+        fed_out = ended(fed, 120)
     finally:
         served = stop_node(server)
     assert fed.returncode == 0, fed_out

@@ -84,7 +84,7 @@ def _federation(env, node, timeout, *more):
 @SIDES
 @pytest.mark.parametrize("ported_caller", [False, True], ids=["alone", "beside_a_ported_caller"])
 def test_a_ported_service_answers_a_plain_ros2_caller(
-    ctrl_c, plain, backend, ported_caller, bridge_env
+    ctrl_c, ended, plain, backend, ported_caller, bridge_env
 ):
     """The call enters the federation at its arrival, adder.py answers it at that tag,
     and the gateway sends the answer back to the caller; with summing_client.py calling
@@ -94,7 +94,7 @@ def test_a_ported_service_answers_a_plain_ros2_caller(
     fed = _federation(env, "adder.py", "120 s", *beside)
     try:
         caller = _plain("one_call.py", plain, env, "20", "22")
-        out = caller.communicate(timeout=90)[0]
+        out = ended(caller, 90)
     finally:
         fed_out = ctrl_c(fed)
     assert "RESULT 20 + 22 = 42" in out, out + fed_out
@@ -106,7 +106,7 @@ def test_a_ported_service_answers_a_plain_ros2_caller(
 
 
 @SIDES
-def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, stop_node):
+def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, stop_node, ended):
     """summing_client.py calls every 10 ms from the start, before the gateway has
     matched the server: those calls wait for it (rclpy would drop them), so every
     call is answered with its own sum, in order, but later (at each answer's arrival)."""
@@ -114,7 +114,7 @@ def test_a_ported_client_calls_a_plain_ros2_service(plain, backend, bridge_env, 
     server = _plain("adder.py", plain, env, "60")
     try:
         fed = _federation(env, "summing_client.py", "2 s")
-        fed_out = fed.communicate(timeout=120)[0]
+        fed_out = ended(fed, 120)
     finally:
         served = stop_node(server)
     assert fed.returncode == 0, fed_out

@@ -9,10 +9,11 @@ import pytest
 
 from hprm_bridge import messages
 from hprm_bridge import rclpy as hrclpy
+from hprm_bridge.rclpy import late_entities
 from hprm_bridge.rclpy.duration import Duration
 from hprm_bridge.rclpy.node import Node, UnsupportedError
-from hprm_bridge.rclpy.qos import QoSProfile
-from hprm_bridge.rclpy.qos_event import SubscriptionEventCallbacks
+from hprm_bridge.rclpy.qos import LivelinessPolicy, QoSProfile
+from hprm_bridge.rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
 
 WATCHER = Path(__file__).parent / "nodes" / "deadline_watcher.py"
 # heard at 0, 50, 100 ms from the first; then both sides miss the 100 ms deadline each
@@ -26,7 +27,7 @@ EXPECTED = [
 
 
 def _lines(out):
-    return re.findall(r"^(?:\[deadline_watcher\] )?((?:HEARD|MISSED|STOP).*)$", out, re.M)
+    return re.findall(r"^(?:\[deadline_\w+\] )?((?:HEARD|MISSED|STOP).*)$", out, re.M)
 
 
 def test_a_missed_deadline_is_called_back_at_the_same_logical_time_every_run(ported_run):
@@ -43,9 +44,44 @@ def test_a_missed_deadline_is_called_back_the_same_under_real_rclpy(rclpy_until_
     assert untimed(lines) == untimed(EXPECTED) and lines[-1] == "STOP", out
 
 
-def test_deadline_watches_are_made_before_the_start_and_only_for_a_deadline(monkeypatch):
-    """Without a deadline period there is nothing to watch (rclpy's default); a watch
-    is a timer of the node's reactor, so one asked for after the start is refused."""
+LATE = Path(__file__).parent / "nodes" / "deadline_late.py"
+# ticks every 50 ms from 0, beats 1-6 until 250; "late" made at 50, "again" at 150 in
+# the place of "early"; both miss from 350 on ("late" hears each beat 1 ns after it)
+LATE_EXPECTED = [
+    "HEARD early 1 at 0", "HEARD early 2 at 50", "HEARD late 2 at 50", "HEARD early 3 at 100",
+    "HEARD late 3 at 100", *(f"HEARD {name} {n} at {50 * (n - 1)}" for n in (4, 5, 6)
+                             for name in ("again", "late")),
+    *(f"MISSED {name} {n} +1 at {250 + 100 * n}" for n in (1, 2, 3) for name in ("again", "late")),
+    "STOP",
+]  # fmt: skip
+
+
+def test_deadlines_made_after_the_start_are_called_back_in_logical_time(ported_run):
+    """A subscription made again in the place of a destroyed one (a lifecycle node's
+    cleanup and configure) and one made in a callback on a topic of its own process
+    (:mod:`hprm_bridge.rclpy.late_subscriptions`) watch their deadlines as one made
+    before the start: a miss each period from the last message on."""
+    assert _lines(ported_run(LATE)) == LATE_EXPECTED
+
+
+@pytest.mark.ros2
+def test_deadlines_made_after_the_start_are_called_back_the_same_under_real_rclpy(
+    rclpy_until_stop,
+):
+    out = rclpy_until_stop([LATE])
+    lines = _lines("\n".join(out))
+    assert sorted(x.split(" at ")[0] for x in lines) == sorted(
+        x.split(" at ")[0] for x in LATE_EXPECTED
+    ), out
+
+
+def test_deadline_watches_are_made_only_for_a_deadline_and_take_a_timer_after_the_start(
+    monkeypatch,
+):
+    """Without a deadline period there is nothing to watch (rclpy's default). A watch is
+    a timer of the node's reactor, fixed at the start: one made after it takes a
+    destroyed entity's watch's timer, else a spare timer, free again once its entity is
+    destroyed; with none free it is refused, and the refused subscription is not made."""
     int32 = messages.message_class("std_msgs/msg/Int32")
     events = SubscriptionEventCallbacks(deadline=print, liveliness=print)
     node = Node("watch")
@@ -59,5 +95,43 @@ def test_deadline_watches_are_made_before_the_start_and_only_for_a_deadline(monk
     hrclpy.spin(node)
     node.destroy_subscription(watched)  # no more misses for it
     assert watched._deadline.timer.cancelled
-    with pytest.raises(UnsupportedError, match="with a deadline callback after its node started"):
-        node.create_subscription(int32, "b", print, qos, event_callbacks=events)
+    again = node.create_subscription(int32, "b", print, qos, event_callbacks=events)
+    assert again._deadline.timer is watched._deadline.timer
+    assert node._deadlines == [again._deadline]  # in its place: the reaction calls it
+    spares = {id(t._timer) for t in node._timers}
+    late = [node.create_subscription(int32, f"c{k}", print, qos, event_callbacks=events)
+            for k in range(late_entities.SPARE_TIMERS)]  # fmt: skip
+    assert {id(s._deadline.timer) for s in late} == spares
+    with pytest.raises(UnsupportedError, match="spare timers are all in use"):
+        node.create_subscription(int32, "d", print, qos, event_callbacks=events)
+    assert [s.topic_name for s in node._late_subscriptions] == [f"/c{k}" for k in range(4)]
+    node.destroy_subscription(late[0])
+    freed = node.create_subscription(int32, "d", print, qos, event_callbacks=events)
+    assert freed._deadline.timer is late[0]._deadline.timer
+    node.destroy_subscription(freed)
+    assert node.create_timer(1.0, print)._timer is freed._deadline.timer  # a timer may take it
+
+
+def test_a_publisher_refused_after_the_start_leaves_its_place_free(monkeypatch):
+    """A publisher made after the start in the place of one that had no liveliness lease
+    cannot have one (a lease's timer is a port), nor a deadline with every spare timer in
+    use: refused before anything is made, so the place is still free for one without."""
+    string = messages.message_class("std_msgs/msg/String")
+    node = Node("talk")
+    pub = node.create_publisher(string, "chatter", 10)
+    monkeypatch.setenv("HPRM_TIMEOUT", "10 ms")
+    hrclpy.init()
+    hrclpy.spin(node)
+    node.destroy_publisher(pub)
+    leased = QoSProfile(depth=10, liveliness=LivelinessPolicy.MANUAL_BY_TOPIC,
+                        liveliness_lease_duration=Duration(seconds=1))  # fmt: skip
+    with pytest.raises(UnsupportedError, match="MANUAL_BY_TOPIC liveliness lease"):
+        node.create_publisher(string, "chatter", leased)
+    held = [node.create_timer(1.0, print) for _ in range(late_entities.SPARE_TIMERS)]
+    watched = QoSProfile(depth=10, deadline=Duration(seconds=0.5))
+    events = PublisherEventCallbacks(deadline=print)
+    with pytest.raises(UnsupportedError, match="spare timers are all in use"):
+        node.create_publisher(string, "chatter", watched, event_callbacks=events)
+    again = node.create_publisher(string, "chatter", 10)
+    assert again._port is pub._port and node._own_publishers == [again] and not node._leases
+    assert all(not t._destroyed for t in held)

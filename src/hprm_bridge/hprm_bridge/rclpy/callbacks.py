@@ -70,9 +70,7 @@ def deliver(
         if sleeper is not None and values and (sub._liveliness is not None
                                                or liveliness.has_message(values)):  # fmt: skip
             sleeper.note_callback()
-        watched = values and sub._deadline is not None and not sub._destroyed
-        if watched and liveliness.has_message(values):
-            sub._deadline.seen()
+        sub._arrived(values)
         if tasks is None:
             sub._deliver(values)
         elif values:

@@ -7,6 +7,10 @@ timer per watched entity: armed one period after each message (or publish), firi
 every period until the next one comes. Nothing is missed before the first message, as
 a keyless DDS topic has no instance until then. The same tags in every run, where
 under DDS a miss falls wherever the wall clock puts it.
+
+A timer is a port of the node's reactor, fixed at the start, so a watch made after it
+(a lifecycle node configured again, a subscription made in a callback) takes a timer
+the reactor has (:func:`hprm_bridge.rclpy.late_entities.lend_timer`).
 """
 
 from __future__ import annotations
@@ -27,6 +31,13 @@ class DeadlineWatch:
         self._callback = callback
         self._info = info
         self.total_count = 0
+        self.stopped = False  # its entity was destroyed: its timer is free for another
+
+    def take(self, timer: Timer) -> None:
+        """Watch with ``timer`` (one of the reactor's, made free) instead of its own."""
+        timer.offset = timer.period = self.timer.period
+        timer.cancel()
+        self.timer = timer
 
     def seen(self) -> None:
         """A message now: the next miss is one period on."""
@@ -36,6 +47,7 @@ class DeadlineWatch:
     def stop(self) -> None:
         """Its entity was destroyed: no more misses."""
         self.timer.cancel()
+        self.stopped = True
 
     def missed(self) -> None:
         self.total_count += 1

@@ -20,6 +20,10 @@ another callback does. The new entity takes the old one's ports and its place
 in the node's reactions (:mod:`~hprm_bridge.rclpy.node_reactor`); the old
 handle stays destroyed.
 
+A QoS deadline watched after the start (:mod:`~hprm_bridge.rclpy.deadline`) takes
+the timer of a destroyed entity's deadline (the lifecycle node configured again), or
+else a spare timer's slot, free again once its entity is destroyed: :func:`lend_timer`.
+
 A subscription on a topic the node did not have at the start hears its own
 process's publishers (:mod:`~hprm_bridge.rclpy.late_subscriptions`). Anything else
 is refused with an error naming it.
@@ -31,6 +35,7 @@ import gc
 import weakref
 from typing import Any
 
+from hprm_bridge.rclpy.callback_groups import CallbackGroup
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 
 SPARE_TIMERS = 4
@@ -62,6 +67,38 @@ class Released(Spare):
     def _destroyed(self) -> bool:
         handle = self.handle()
         return handle is None or handle._destroyed
+
+
+class Lent(Spare):
+    """A spare timer's slot lent to the deadline watch of an entity made after the
+    start: its misses, until that entity is destroyed."""
+
+    callback_group = CallbackGroup()  # never waits: a miss is called at its tag
+
+    def __init__(self, timer: Any, watch: Any) -> None:
+        super().__init__(timer)
+        self.watch = watch
+
+    @property  # type: ignore[override]
+    def _destroyed(self) -> bool:
+        return self.watch.stopped
+
+    def _call(self) -> None:
+        self.watch.missed()
+
+
+def lend_timer(deadlines: list[Any], timers: list[Any], watch: Any, call: str, name: str) -> None:
+    """A timer for ``watch``, the deadline of ``call(name)`` made after the start: that of a
+    destroyed entity's watch in ``deadlines`` (the node's reaction calls ``watch`` in its
+    place), else a free slot of ``timers``."""
+    i = next((i for i, old in enumerate(deadlines) if old.stopped), None)
+    if i is not None:
+        watch.take(deadlines[i].timer)
+        deadlines[i] = watch
+        return
+    i = place(timers, call, f"{name}, deadline")
+    watch.take(timers[i]._timer)
+    timers[i] = Lent(watch.timer, watch)
 
 
 def live(entity: Any) -> Any:
@@ -100,8 +137,9 @@ def place(entities: list[Any], call: str, name: str, type_: Any = None) -> int:
     if type_ is None:
         raise UnsupportedError(
             f"Node.{call}({name}) {STARTED}: the node's {SPARE_TIMERS} spare "
-            "timers are all in use (destroy, or cancel and drop, a timer made after the "
-            "start to free one; or create it before spin and reset() it when needed)"
+            "timers are all in use by timers and QoS deadlines made after the start "
+            "(destroy one, or cancel and drop such a timer, to free one; or create it "
+            "before spin and reset() it when needed)"
         )
     raise UnsupportedError(
         f"Node.{call}({name}) {STARTED}: an HPRM federate's ports are fixed "

@@ -121,7 +121,7 @@ def subscribe(
         histories = [declared.history if matched else None, *(p._history for p in heard)]
         for kept in (h.alive() for h in histories if h is not None):
             if kept:
-                _soon(node, sub, functools.partial(sub._deliver, tuple(map(copied, kept))))
+                _heard(node, sub, tuple(map(copied, kept)))
     return sub
 
 
@@ -185,7 +185,7 @@ class DeclaredPort:
             if not sub._destroyed:  # the first takes them as they came, others a copy
                 mine = k == 0 and self.history is None
                 got = values if mine else tuple(map(copied, values))
-                _soon(node, sub, functools.partial(sub._deliver, got))
+                _heard(node, sub, got)
 
     def _kept(self) -> History | None:
         """What the port keeps for transient-local subscriptions that come late: where
@@ -245,12 +245,17 @@ def forward(pub: Publisher, values: tuple[Any, ...]) -> None:
     """What ``pub`` published at this tag (its flush) to the late subscriptions hearing it."""
     for node, sub in pub._late:
         if not sub._destroyed:
-            _soon(node, sub, functools.partial(sub._deliver, tuple(map(copied, values))))
+            _heard(node, sub, tuple(map(copied, values)))
 
 
-def _soon(node: Node, entity: Any, call: Callable[[], None]) -> None:
-    node._late_inbox.append((entity, call))
+def _soon(node: Node, entity: Any, call: Callable[[], None], values: tuple[Any, ...] = ()) -> None:
+    node._late_inbox.append((entity, call, values))
     node._kick_soon()
+
+
+def _heard(node: Node, sub: Subscription, values: tuple[Any, ...]) -> None:
+    """``values`` for late subscription ``sub``, a nanosecond on."""
+    _soon(node, sub, functools.partial(sub._deliver, values), values)
 
 
 def deliver(node: Node, tasks: Sleeper | None) -> Callable[[], None]:
@@ -262,7 +267,9 @@ def deliver(node: Node, tasks: Sleeper | None) -> Callable[[], None]:
         inbox, node._late_inbox = node._late_inbox, []
         if inbox and node._sleeper is not None:
             node._sleeper.note_callback()  # callbacks ran: for spin_once
-        for entity, call in inbox:
+        for entity, call, values in inbox:
+            if values:  # a late subscription's messages: its deadline starts again now
+                entity._arrived(values)
             if tasks is None or entity is None:
                 call()
             else:

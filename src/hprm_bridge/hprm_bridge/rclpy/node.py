@@ -148,7 +148,7 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         # deliveries of late subscriptions (made in build; rclpy/late_subscriptions.py)
         self._kick: Timer | None = None
         self._late_subscriptions: list[Subscription] = []
-        self._late_inbox: list[tuple[Any, Callable[[], None]]] = []
+        self._late_inbox: list[tuple[Any, Callable[[], None], tuple[Any, ...]]] = []
         self._process: list[Node] = [self]  # the nodes of its federate (set by spin)
         # ports for late subscriptions, by topic (--late: late_subscriptions.DeclaredPort)
         self._declared: dict[str, Any] = {}

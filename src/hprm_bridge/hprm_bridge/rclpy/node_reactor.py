@@ -102,7 +102,9 @@ def build(node: Node) -> None:
                        guard._outside, name=f"on_guard{i}")  # fmt: skip
         triggers.extend((guard._soon, guard._outside))
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
-        r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
+        # (by index: a watch made after the start may take the place of a stopped one)
+        r.add_reaction(exits(node, lambda i=i: node._deadlines[i].missed()), watch.timer,
+                       name=f"deadline{i}_missed")  # fmt: skip
         triggers.append(watch.timer)
     for i, lease in enumerate(node._leases):  # a manual liveliness lost (rclpy/liveliness.py)
         r.add_reaction(exits(node, functools.partial(_lease_expired, node, i), note=False),

@@ -28,6 +28,7 @@ from hprm_bridge.rclpy import (
 )
 from hprm_bridge.rclpy.callback_groups import CallbackGroup
 from hprm_bridge.rclpy.deadline import DeadlineWatch
+from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
 from hprm_bridge.rclpy.qos_event import (
@@ -64,12 +65,17 @@ class NodeTopicMethods:
         publisher_class: type[Publisher] = Publisher, event_callbacks: Any = None,
         qos_overriding_options: QoSOverridingOptions | None = None, **kw: Any,
     ) -> Publisher:  # fmt: skip
-        name, ros_type, qos, watch = self._endpoint(
-            "publisher", msg_type, topic, qos_profile, qos_overriding_options, event_callbacks
+        name, ros_type, qos = self._endpoint(
+            "publisher", msg_type, topic, qos_profile, qos_overriding_options
         )
+        # what it needs of the node's reactor after the start, refused before anything is made
+        old = lease = None
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
             old = self._own_publishers[i]
+            lease = self._lease(old._queue, qos, event_callbacks)
+        watch = self._deadline("publisher", name, qos, event_callbacks)
+        if old is not None:
             pub = publisher_class(name, old._port, ros_type)
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
             pub._queue = old._queue  # what the old one queued at this tag (its leaving)
@@ -82,9 +88,10 @@ class NodeTopicMethods:
                                   contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
+            lease = self._lease(pub._queue, qos, event_callbacks)
         pub._kick = self._kick_soon
         pub._history = late_subscriptions.history(qos, self._clock.now_ns)
-        pub._lease = self._lease(pub, qos, event_callbacks)
+        pub._lease = None if lease is None else self._keep(lease)
         pub._deadline = watch
         pub._qos_events = (event_callbacks, topic)
         pub.qos_profile = qos
@@ -94,18 +101,15 @@ class NodeTopicMethods:
 
     def _endpoint(
         self, kind: str, msg_type: Any, topic: str, qos_profile: Any,
-        overriding: QoSOverridingOptions | None, event_callbacks: Any,
-    ) -> tuple[str, str, Any, DeadlineWatch | None]:  # fmt: skip
-        """A new publisher's or subscription's (``kind``) topic, type, QoS (its parameter
-        overrides applied) and deadline watch."""
+        overriding: QoSOverridingOptions | None,
+    ) -> tuple[str, str, Any]:  # fmt: skip
+        """A new publisher's or subscription's (``kind``) topic, type and QoS (its
+        parameter overrides applied)."""
         name, ros_type = self.resolve_topic_name(topic), messages.ros_type_name(msg_type)
         qos = as_profile(qos_profile)
         if overriding is not None:
             qos = declare_qos_parameters(kind, self, name, qos, overriding)
-        missed = (
-            QoSOfferedDeadlineMissedInfo if kind == "publisher" else QoSRequestedDeadlineMissedInfo
-        )
-        return name, ros_type, qos, self._deadline(qos, event_callbacks, missed)
+        return name, ros_type, qos
 
     def _matched(self, pub: Publisher, topic: str) -> int:
         """The topic's subscriptions but those ``pub`` offers too little (rclpy counts
@@ -120,33 +124,48 @@ class NodeTopicMethods:
         if self._kick is not None and logical_sleep.holds_turn(self._reaction_thread):
             self._kick.reset()
 
-    def _lease(self, pub: Publisher, qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
-        """A manual liveliness's lease (its timer a port of the node's reactor, so: before
-        the start; a publisher created after it takes the lease timer of the one it
-        replaces, if that had one)."""
-        lease = liveliness.lease(qos, pub._queue, event_callbacks)
-        if lease is None:
-            return None
-        if self._finalized:
-            old = next((x for x in self._leases if x._queue is pub._queue), None)
-            if old is None:  # no timer to take: refused, as any port after the start
-                self._check_open("create_publisher with a MANUAL_BY_TOPIC liveliness lease")
-                return None
-            lease.timer = old.timer
-            lease.timer.period = lease.timer.offset = int(qos.liveliness_lease_duration.nanoseconds)
-            lease.timer.cancel()
-            lease.timer.reset()
-            self._leases[self._leases.index(old)] = lease
-            return lease
-        self._reactor.attach(f"lease{len(self._leases)}", lease.timer)
-        self._leases.append(lease)
+    def _lease(self, queue: list[Any], qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
+        """The lease of a manual liveliness, for a publisher whose messages go to ``queue``.
+        Its timer is a port of the node's reactor: after the start only the lease timer of
+        the publisher it replaces can be its (:meth:`_keep`); without one it is refused."""
+        lease = liveliness.lease(qos, queue, event_callbacks)
+        if lease is not None and self._finalized and self._replaced(lease) is None:
+            self._check_open("create_publisher with a MANUAL_BY_TOPIC liveliness lease")
         return lease
 
-    def _deadline(self, qos: Any, event_callbacks: Any, info: type) -> DeadlineWatch | None:
-        """A deadline watch (its timer a port of the node's reactor, so: before the start)."""
+    def _replaced(self, lease: liveliness.Lease) -> int | None:
+        """The index of the lease of the publisher ``lease``'s takes the place of."""
+        return next((i for i, x in enumerate(self._leases) if x._queue is lease._queue), None)
+
+    def _keep(self, lease: liveliness.Lease) -> liveliness.Lease:
+        """``lease`` among the node's, with a timer of its reactor."""
+        if not self._finalized:
+            self._reactor.attach(f"lease{len(self._leases)}", lease.timer)
+            self._leases.append(lease)
+            return lease
+        i = self._replaced(lease)
+        lease.timer = self._leases[i].timer
+        lease.timer.period = lease.timer.offset = lease.period
+        lease.timer.cancel()
+        lease.timer.reset()
+        self._leases[i] = lease
+        return lease
+
+    def _deadline(
+        self, kind: str, name: str, qos: Any, event_callbacks: Any
+    ) -> DeadlineWatch | None:
+        """The deadline watch of a new publisher or subscription (``kind``) of topic
+        ``name``, if it has one: its timer a port of the node's reactor (after the start,
+        one the reactor has: :func:`late_entities.lend_timer`)."""
+        pub = kind == "publisher"
+        info = QoSOfferedDeadlineMissedInfo if pub else QoSRequestedDeadlineMissedInfo
         watch = deadline.watch(qos, event_callbacks, info)
-        if watch is not None:
-            self._check_open("create_publisher/create_subscription with a deadline callback")
+        if watch is None:
+            return None
+        if self._finalized:
+            call = f"create_{kind}"
+            late_entities.lend_timer(self._deadlines, self._timers, watch, call, name)
+        else:
             self._reactor.attach(f"deadline{len(self._deadlines)}", watch.timer)
             self._deadlines.append(watch)
         return watch
@@ -167,13 +186,19 @@ class NodeTopicMethods:
         qos_overriding_options: QoSOverridingOptions | None = None, raw: bool = False,
         **kw: Any,
     ) -> Subscription:  # fmt: skip
-        name, ros_type, qos, watch = self._endpoint(
-            "subscription", msg_type, topic, qos_profile, qos_overriding_options, event_callbacks
+        name, ros_type, qos = self._endpoint(
+            "subscription", msg_type, topic, qos_profile, qos_overriding_options
         )
         i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
+        watch = self._deadline("subscription", name, qos, event_callbacks)
         if self._finalized and i is None:  # hearing its process's publishers (and declared)
-            sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
-                                               event_callbacks)  # fmt: skip
+            try:
+                sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
+                                                   event_callbacks)  # fmt: skip
+            except UnsupportedError:
+                if watch is not None:
+                    watch.stop()  # the timer it took is free again
+                raise
         elif i is not None:  # in the place of a destroyed one
             old = self._subscriptions[i]
             sub = Subscription(name, old._port, ros_type, callback, raw)

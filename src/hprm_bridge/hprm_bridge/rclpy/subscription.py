@@ -10,7 +10,7 @@ from typing import Any
 from hprm_bridge.liveliness_change import LivelinessChange
 from hprm_bridge.raw_message import RawMessage, materialize
 from hprm_bridge.rclpy.deadline import DeadlineWatch
-from hprm_bridge.rclpy.liveliness import Watch
+from hprm_bridge.rclpy.liveliness import Watch, has_message
 from hprm_bridge.rclpy.logical_sleep import drive
 from hprm_bridge.rclpy.qos import QoSProfile
 from hprm_bridge.rclpy.serialization import serialize_message
@@ -42,6 +42,13 @@ class Subscription:
         self._destroyed = True
         if self._deadline is not None:
             self._deadline.stop()
+
+    def _arrived(self, values: tuple[Any, ...]) -> None:
+        """A tag brought ``values``: its deadline's period starts again at a message (at
+        the tag, whenever its callback runs)."""
+        watched = values and self._deadline is not None and not self._destroyed
+        if watched and has_message(values):
+            self._deadline.seen()
 
     def _deliver(self, values: tuple[Any, ...]) -> None:
         """The callback for each message of ``values`` (what a tag brought), and the
