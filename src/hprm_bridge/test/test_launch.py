@@ -167,18 +167,19 @@ def test_ros2_launch_reads_the_xml_and_yaml_frontends(frontend):
     assert f"{coordination} coordination" in out
 
 
-def _start_long_launch(read_until):
+def _start_long_launch(read_until, ctrl_c):
     env = dict(os.environ, HPRM_TEST_TIMEOUT="120 s", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(_launch([LAUNCH / "talker_listener.launch.py"]), **_piped(env))
     lines = read_until(proc, 60, lambda lines: any("HEARD 3b" in x for x in lines))
-    assert any("HEARD 3b" in x for x in lines), "".join(lines)
+    if not any("HEARD 3b" in x for x in lines):  # stopped, not left running
+        pytest.fail("no HEARD 3b:\n" + "".join(lines) + ctrl_c(proc))
     return proc, lines
 
 
 @pytest.mark.ros2
 def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(ctrl_c, read_until):
     _skip_without_ros2()
-    proc, lines = _start_long_launch(read_until)
+    proc, lines = _start_long_launch(read_until, ctrl_c)
     rest = ctrl_c(proc)
     out = "".join(lines) + rest
     # Humble's launch itself sometimes exits 1 when the SIGINT lands while it is processing
@@ -194,11 +195,11 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(ctrl_c,
 
 
 @pytest.mark.ros2
-def test_a_federate_killed_ends_the_launch_naming_it(read_until):
+def test_a_federate_killed_ends_the_launch_naming_it(read_until, ctrl_c, ended):
     _skip_without_ros2()
-    proc, lines = _start_long_launch(read_until)
+    proc, lines = _start_long_launch(read_until, ctrl_c)
     subprocess.run(["pkill", "-KILL", "-f", f"hprm_bridge.porting {NODES / 'talker.py'}"])
-    rest, _ = proc.communicate(timeout=60)
+    rest = ended(proc, 60)
     out = "".join(lines) + rest
     assert "HPRM federate talker was killed by SIGKILL: stopping the launch" in out, out
     assert _leftovers("hprm-launch-") == ([], [])
