@@ -70,7 +70,8 @@ def deliver(
         if sleeper is not None and values and (sub._liveliness is not None
                                                or liveliness.has_message(values)):  # fmt: skip
             sleeper.note_callback()
-        sub._arrived(values)
+        if sub._deadline is not None:
+            sub._arrived(values)
         if tasks is None:
             sub._deliver(values)
         elif values:

@@ -46,9 +46,9 @@ class Subscription:
     def _arrived(self, values: tuple[Any, ...]) -> None:
         """A tag brought ``values``: its deadline's period starts again at a message (at
         the tag, whenever its callback runs)."""
-        watched = values and self._deadline is not None and not self._destroyed
-        if watched and has_message(values):
-            self._deadline.seen()
+        deadline = self._deadline
+        if deadline is not None and values and not self._destroyed and has_message(values):
+            deadline.seen()
 
     def _deliver(self, values: tuple[Any, ...]) -> None:
         """The callback for each message of ``values`` (what a tag brought), and the
