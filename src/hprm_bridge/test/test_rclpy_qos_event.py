@@ -56,12 +56,15 @@ LATE_EXPECTED = [
 ]  # fmt: skip
 
 
-def test_deadlines_made_after_the_start_are_called_back_in_logical_time(ported_run):
+@pytest.mark.parametrize("executor", ["single", "multi"])
+def test_deadlines_made_after_the_start_are_called_back_in_logical_time(ported_run, executor):
     """A subscription made again in the place of a destroyed one (a lifecycle node's
     cleanup and configure) and one made in a callback on a topic of its own process
     (:mod:`hprm_bridge.rclpy.late_subscriptions`) watch their deadlines as one made
-    before the start: a miss each period from the last message on."""
-    assert _lines(ported_run(LATE)) == LATE_EXPECTED
+    before the start: a miss each period from the last message on; the same where its
+    callbacks run as tasks (a MultiThreadedExecutor)."""
+    out = ported_run(LATE, "--arguments", f"deadline_late={executor}")
+    assert _lines(out) == LATE_EXPECTED, out
 
 
 @pytest.mark.ros2

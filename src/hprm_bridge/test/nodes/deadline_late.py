@@ -5,12 +5,15 @@ profile) at the fourth tick, as a lifecycle node's cleanup and configure would; 
 second tick it makes a subscription "late" (deadline 100 ms too). It prints each message
 heard and each deadline missed, with the time since its first tick, until "again" and
 "late" have each missed three. The same under rclpy and ported, but for the times, which
-the wall clock sets under rclpy."""
+the wall clock sets under rclpy. With the argument ``multi``, spun by a
+MultiThreadedExecutor."""
 
 import contextlib
+import sys
 
 import rclpy
 from rclpy.duration import Duration
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile
 from rclpy.qos_event import SubscriptionEventCallbacks
@@ -62,8 +65,11 @@ class DeadlineLate(Node):
 
 def main():
     rclpy.init()
+    multi = sys.argv[1:] == ["multi"]  # its callbacks on threads (ported: as tasks)
+    executor = MultiThreadedExecutor() if multi else SingleThreadedExecutor()
+    executor.add_node(DeadlineLate())
     with contextlib.suppress(KeyboardInterrupt):
-        rclpy.spin(DeadlineLate())
+        executor.spin()
 
 
 if __name__ == "__main__":
