@@ -92,16 +92,6 @@ def test_a_topic_another_federate_publishes_is_refused_naming_it():
     assert "listener exited with code 1" in out, out
 
 
-def test_a_refused_late_subscription_leaves_the_timer_its_deadline_took(ported_run):
-    """Refused (another federate publishes its topic, undeclared), a subscription with a
-    QoS deadline is not made at all: the spare timer its deadline took is free again, so
-    the node then makes one deadline subscription per spare timer."""
-    out = ported_run(f"talker={PROBE}", NODES / "late_refused.py", "--arguments",
-                     "talker=talker", timeout="5 s")  # fmt: skip
-    said = re.findall(r"^\[late_refused\] ([A-Z]+.*)$", out, re.M)
-    assert said == ["REFUSED UnsupportedError", "SPARES 4", "STOP"], out
-
-
 DECLARED = [f"--late=listener=/{t}:std_msgs/msg/String" for t in ("latched", "plain", "weak")]
 
 

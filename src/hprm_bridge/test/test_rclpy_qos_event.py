@@ -9,11 +9,11 @@ import pytest
 
 from hprm_bridge import messages
 from hprm_bridge import rclpy as hrclpy
-from hprm_bridge.rclpy import late_entities
 from hprm_bridge.rclpy.duration import Duration
-from hprm_bridge.rclpy.node import Node, UnsupportedError
+from hprm_bridge.rclpy.node import Node
 from hprm_bridge.rclpy.qos import LivelinessPolicy, QoSProfile
 from hprm_bridge.rclpy.qos_event import PublisherEventCallbacks, SubscriptionEventCallbacks
+from hprm_bridge.rclpy.timer_wheel import WheelTimer
 
 WATCHER = Path(__file__).parent / "nodes" / "deadline_watcher.py"
 # heard at 0, 50, 100 ms from the first; then both sides miss the 100 ms deadline each
@@ -78,13 +78,13 @@ def test_deadlines_made_after_the_start_are_called_back_the_same_under_real_rclp
     ), out
 
 
-def test_deadline_watches_are_made_only_for_a_deadline_and_take_a_timer_after_the_start(
+def test_deadline_watches_are_made_only_for_a_deadline_and_after_the_start_on_the_wheel(
     monkeypatch,
 ):
-    """Without a deadline period there is nothing to watch (rclpy's default). A watch is
-    a timer of the node's reactor, fixed at the start: one made after it takes a
-    destroyed entity's watch's timer, else a spare timer, free again once its entity is
-    destroyed; with none free it is refused, and the refused subscription is not made."""
+    """Without a deadline period there is nothing to watch (rclpy's default). A watch
+    made before the start is a timer of the node's reactor; one made after it, a timer
+    of the node's wheel, for a subscription in a destroyed one's place as for one on a
+    topic the node had none of, as many as it makes."""
     int32 = messages.message_class("std_msgs/msg/Int32")
     events = SubscriptionEventCallbacks(deadline=print, liveliness=print)
     node = Node("watch")
@@ -99,26 +99,17 @@ def test_deadline_watches_are_made_only_for_a_deadline_and_take_a_timer_after_th
     node.destroy_subscription(watched)  # no more misses for it
     assert watched._deadline.timer.cancelled
     again = node.create_subscription(int32, "b", print, qos, event_callbacks=events)
-    assert again._deadline.timer is watched._deadline.timer
-    assert node._deadlines == [again._deadline]  # in its place: the reaction calls it
-    spares = {id(t._timer) for t in node._timers}
     late = [node.create_subscription(int32, f"c{k}", print, qos, event_callbacks=events)
-            for k in range(late_entities.SPARE_TIMERS)]  # fmt: skip
-    assert {id(s._deadline.timer) for s in late} == spares
-    with pytest.raises(UnsupportedError, match="spare timers are all in use"):
-        node.create_subscription(int32, "d", print, qos, event_callbacks=events)
-    assert [s.topic_name for s in node._late_subscriptions] == [f"/c{k}" for k in range(4)]
-    node.destroy_subscription(late[0])
-    freed = node.create_subscription(int32, "d", print, qos, event_callbacks=events)
-    assert freed._deadline.timer is late[0]._deadline.timer
-    node.destroy_subscription(freed)
-    assert node.create_timer(1.0, print)._timer is freed._deadline.timer  # a timer may take it
+            for k in range(10)]  # fmt: skip
+    for sub in (again, *late):
+        assert isinstance(sub._deadline.timer, WheelTimer), sub.topic_name
+        assert sub._deadline.timer.period == 500_000_000
+    assert node._deadlines == [watched._deadline]
 
 
-def test_a_publisher_refused_after_the_start_leaves_its_place_free(monkeypatch):
-    """A publisher made after the start in the place of one that had no liveliness lease
-    cannot have one (a lease's timer is a port), nor a deadline with every spare timer in
-    use: refused before anything is made, so the place is still free for one without."""
+def test_a_publisher_made_after_the_start_has_its_lease_and_deadline_on_the_wheel(monkeypatch):
+    """In the place of a publisher that had neither, a publisher made after the start
+    may have a manual liveliness lease and a deadline: their timers are the wheel's."""
     string = messages.message_class("std_msgs/msg/String")
     node = Node("talk")
     pub = node.create_publisher(string, "chatter", 10)
@@ -126,15 +117,11 @@ def test_a_publisher_refused_after_the_start_leaves_its_place_free(monkeypatch):
     hrclpy.init()
     hrclpy.spin(node)
     node.destroy_publisher(pub)
-    leased = QoSProfile(depth=10, liveliness=LivelinessPolicy.MANUAL_BY_TOPIC,
-                        liveliness_lease_duration=Duration(seconds=1))  # fmt: skip
-    with pytest.raises(UnsupportedError, match="MANUAL_BY_TOPIC liveliness lease"):
-        node.create_publisher(string, "chatter", leased)
-    held = [node.create_timer(1.0, print) for _ in range(late_entities.SPARE_TIMERS)]
-    watched = QoSProfile(depth=10, deadline=Duration(seconds=0.5))
+    qos = QoSProfile(depth=10, liveliness=LivelinessPolicy.MANUAL_BY_TOPIC,
+                     liveliness_lease_duration=Duration(seconds=1),
+                     deadline=Duration(seconds=0.5))  # fmt: skip
     events = PublisherEventCallbacks(deadline=print)
-    with pytest.raises(UnsupportedError, match="spare timers are all in use"):
-        node.create_publisher(string, "chatter", watched, event_callbacks=events)
-    again = node.create_publisher(string, "chatter", 10)
-    assert again._port is pub._port and node._own_publishers == [again] and not node._leases
-    assert all(not t._destroyed for t in held)
+    again = node.create_publisher(string, "chatter", qos, event_callbacks=events)
+    assert again._port is pub._port and node._own_publishers == [again]
+    assert isinstance(again._lease.timer, WheelTimer) and again._lease.timer.period == 10**9
+    assert isinstance(again._deadline.timer, WheelTimer) and not node._leases

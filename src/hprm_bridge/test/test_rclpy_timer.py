@@ -58,14 +58,44 @@ def _once_lines(out):
 
 
 def test_timers_made_in_callbacks_fire_and_free_their_place(ported_run):
-    """Six one-shot timers made one after another in a timer's callback (more than the
-    node's spare ones): each fires once, cancels itself and, dropped, frees its place."""
+    """Six one-shot timers made one after another in a timer's callback: each fires once,
+    cancels itself and, dropped, is gone."""
     assert _once_lines(ported_run(NODES / "one_shots.py")) == ONE_SHOTS
 
 
 @pytest.mark.ros2
 def test_timers_made_in_callbacks_fire_the_same_under_real_rclpy(rclpy_until_stop):
     assert _once_lines("\n".join(rclpy_until_stop([NODES / "one_shots.py"]))) == ONE_SHOTS
+
+
+LATE_TIMERS = [  # late_timers.py: a every 30 ms from 100, cancelled at 200 by b's second
+    # call, reset at 300; b every 50 ms; c once at 120
+    "c at 120", "a at 130", "b at 150", "a at 160", "a at 190", "b at 200", "b at 250",
+    "b at 300", "a at 330", "b at 350", "a at 360", "a at 390",
+]  # fmt: skip
+
+
+def _fired(out):
+    lines = re.findall(r"^(?:\[late_timers\] )?(FIRE .*|STOP)$", out, re.M)
+    return (
+        [x.removeprefix("FIRE ") for x in lines[: lines.index("STOP")]]
+        if "STOP" in lines
+        else lines
+    )
+
+
+def test_timers_made_after_the_start_fire_together_at_their_tags(ported_run):
+    """Three timers made in one callback, with their own periods, one cancelled by
+    another's callback and reset later, one a one-shot: each fires one period after it
+    is made (or reset), then every period, at the same logical times in every run (the
+    node's timer wheel, :mod:`hprm_bridge.rclpy.timer_wheel`)."""
+    assert _fired(ported_run(NODES / "late_timers.py")) == LATE_TIMERS
+
+
+@pytest.mark.ros2
+def test_timers_made_after_the_start_fire_the_same_under_real_rclpy(rclpy_until_stop):
+    lines = _fired("\n".join(rclpy_until_stop([NODES / "late_timers.py"])))
+    assert [x.split(" at ")[0] for x in lines] == [x.split(" at ")[0] for x in LATE_TIMERS]
 
 
 def test_a_deferred_goal_executes_from_a_timer_made_in_a_callback(ported_run):

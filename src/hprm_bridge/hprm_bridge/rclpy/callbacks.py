@@ -80,12 +80,14 @@ def deliver(
     return deliver
 
 
-def tick(timers: list[TimerHandle], i: int, tasks: Sleeper | None) -> Callable[[], None]:
+def ticked(handle: TimerHandle, tasks: Sleeper | None) -> Callable[[], None]:
+    """What a timer's firing calls: its callback (with ``tasks``, as a task of its group)."""
+
     def tick() -> None:
         if tasks is None:
-            timers[i]._call()
+            handle._call()
         else:  # a tick while the last one waits: one call when it is done, as rcl's
-            run_in_group(tasks, timers[i], timers[i]._call, once=True)
+            run_in_group(tasks, handle, handle._call, once=True)
 
     return tick
 

@@ -8,9 +8,9 @@ every period until the next one comes. Nothing is missed before the first messag
 a keyless DDS topic has no instance until then. The same tags in every run, where
 under DDS a miss falls wherever the wall clock puts it.
 
-A timer is a port of the node's reactor, fixed at the start, so a watch made after it
-(a lifecycle node configured again, a subscription made in a callback) takes a timer
-the reactor has (:func:`hprm_bridge.rclpy.late_entities.lend_timer`).
+A watch made after the start (a lifecycle node configured again, a subscription made
+in a callback) watches with a timer of the node's wheel instead
+(:mod:`hprm_bridge.rclpy.timer_wheel`): the same tags.
 """
 
 from __future__ import annotations
@@ -26,18 +26,11 @@ class DeadlineWatch:
     is ``missed``."""
 
     def __init__(self, period_ns: int, callback: Callable[[Any], None], info: type) -> None:
-        self.timer = Timer(offset=period_ns, period=period_ns)
+        self.timer: Any = Timer(offset=period_ns, period=period_ns)  # or a WheelTimer
         self.timer.cancel()  # armed by the first message
         self._callback = callback
         self._info = info
         self.total_count = 0
-        self.stopped = False  # its entity was destroyed: its timer is free for another
-
-    def take(self, timer: Timer) -> None:
-        """Watch with ``timer`` (one of the reactor's, made free) instead of its own."""
-        timer.offset = timer.period = self.timer.period
-        timer.cancel()
-        self.timer = timer
 
     def seen(self) -> None:
         """A message now: the next miss is one period on."""
@@ -47,7 +40,6 @@ class DeadlineWatch:
     def stop(self) -> None:
         """Its entity was destroyed: no more misses."""
         self.timer.cancel()
-        self.stopped = True
 
     def missed(self) -> None:
         self.total_count += 1

@@ -25,6 +25,7 @@ import collections
 import logging
 import os
 import re
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -68,6 +69,7 @@ from hprm_bridge.rclpy.rate import Rate
 from hprm_bridge.rclpy.service import Service
 from hprm_bridge.rclpy.subscription import Subscription
 from hprm_bridge.rclpy.timer import TimerHandle
+from hprm_bridge.rclpy.timer_wheel import TimerWheel
 from hprm_bridge.wire import naming
 from hprm_bridge.wire.naming import InvalidNameError
 from hprm_core import Input, LogicalAction, Reactor, Timer
@@ -141,7 +143,9 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         self._graph = Graph(fqn)
         self._publishers: list[Publisher] = []
         self._subscriptions: list[Subscription] = []
-        self._timers: list[TimerHandle] = []
+        self._timers: list[TimerHandle] = []  # made before the start: the reactor's timers
+        self._wheel = TimerWheel()  # timers made after it (rclpy/timer_wheel.py)
+        self._timers_made_late: list[weakref.ref[TimerHandle]] = []
         self._deadlines: list[DeadlineWatch] = []  # QoS deadlines watched (rclpy/deadline.py)
         self._leases: list[liveliness.Lease] = []  # manual liveliness (rclpy/liveliness.py)
         # a flush a nanosecond on: for a publisher another node destroyed, and the
@@ -262,13 +266,12 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         period = round(timer_period_sec * 1_000_000_000)
         if period <= 0:
             raise ValueError(f"timer period must be > 0 s, got {timer_period_sec!r}")
-        if self._finalized:  # in the place of a destroyed one, first call one period on
-            i = late_entities.place(self._timers, "create_timer", f"{timer_period_sec} s")
-            timer = self._timers[i]._timer
-            timer.period = period
-            timer.reset()
-            handle = self._timers[i] = TimerHandle(period, timer, callback, self._clock)
-            handle._slot = (self._timers, i)
+        if self._finalized:  # on the node's timer wheel, first call one period on
+            handle = TimerHandle(period, None, callback, self._clock)
+            tasks = self._sleeper if self._callbacks_as_tasks else None
+            handle._timer = self._late_timer(period, callbacks.ticked(handle, tasks))
+            handle._timer.reset()
+            self._timers_made_late.append(weakref.ref(handle))  # gone once dropped, cancelled
             return self._in_group(handle, callback_group)
         timer = Timer(offset=period, period=period)  # rclpy: first call after one period
         self._reactor.attach(f"timer{len(self._timers)}", timer)
@@ -315,7 +318,15 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
 
     @property
     def timers(self) -> Iterator[TimerHandle]:
-        return (t for t in map(late_entities.live, self._timers) if t and not t._destroyed)
+        self._timers_made_late = [r for r in self._timers_made_late if r() is not None]
+        late = (r() for r in self._timers_made_late)
+        return (t for t in (*self._timers, *late) if t is not None and not t._destroyed)
+
+    def _late_timer(self, period: int, call: Callable[[], None], note: bool = True) -> Any:
+        """A stopped timer on the node's wheel (:mod:`~hprm_bridge.rclpy.timer_wheel`), for
+        a timer, deadline or lease made after the start: ``call`` as a callback of the
+        node's (``note``: one that ``spin_once`` counts)."""
+        return self._wheel.timer(period, node_reactor.exits(self, call, note=note))
 
     def get_logger(self) -> RcutilsLogger:
         return self._logger

@@ -27,7 +27,6 @@ from hprm_bridge.rclpy import (
     callbacks,
     federate_status,
     guard_condition,
-    late_entities,
     late_subscriptions,
     main_turns,
     parameter_calls,
@@ -49,6 +48,7 @@ def build(node: Node) -> None:
     def started() -> None:  # which thread is the node's turn (for guard_condition.trigger
         # and Node._kick_soon)
         node._reaction_thread = threading.get_ident()
+        node._wheel.started()
 
     r.add_reaction(started, r.startup, name="started")
     if node._federation_calls is not None:
@@ -88,23 +88,20 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, deliver, note=False),
                        *fired_by, name=f"on_{sub._port.name}")  # fmt: skip
         triggers.extend(t for t in fired_by if t not in triggers)
-    for _ in range(late_entities.SPARE_TIMERS):  # for timers made in callbacks
-        spare = Timer(offset=1, period=1)
-        spare.cancel()
-        r.attach(f"timer{len(node._timers)}", spare)
-        node._timers.append(late_entities.Spare(spare))
-    for i, handle in enumerate(node._timers):
-        r.add_reaction(exits(node, callbacks.tick(node._timers, i, tasks)), handle._timer,
+    for handle in node._timers:
+        r.add_reaction(exits(node, callbacks.ticked(handle, tasks)), handle._timer,
                        name=f"on_{handle._timer.name}")  # fmt: skip
         triggers.append(handle._timer)
+    # timers made after the start: a node's, a deadline's, a lease's (rclpy/timer_wheel.py)
+    r.attach("timer_wheel", node._wheel.wake)
+    r.add_reaction(node._wheel.fire, node._wheel.wake, name="timer_wheel")
+    triggers.append(node._wheel.wake)
     for i, guard in enumerate(node._guards):
         r.add_reaction(exits(node, callbacks.guard_call(node._guards, i, tasks)), guard._soon,
                        guard._outside, name=f"on_guard{i}")  # fmt: skip
         triggers.extend((guard._soon, guard._outside))
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
-        # (by index: a watch made after the start may take the place of a stopped one)
-        r.add_reaction(exits(node, lambda i=i: node._deadlines[i].missed()), watch.timer,
-                       name=f"deadline{i}_missed")  # fmt: skip
+        r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)
     for i, lease in enumerate(node._leases):  # a manual liveliness lost (rclpy/liveliness.py)
         r.add_reaction(exits(node, functools.partial(_lease_expired, node, i), note=False),

@@ -4,7 +4,8 @@ a mixin of :class:`hprm_bridge.rclpy.node.Node`.
 Before the start each is a port of the node's reactor, which the RTI connects by topic
 (a publisher's QoS its contract, :mod:`hprm_bridge.rclpy.qos_compatibility`), with the
 timers its QoS needs (a deadline's, :mod:`hprm_bridge.rclpy.deadline`; a manual
-liveliness's lease, :mod:`hprm_bridge.rclpy.liveliness`). After it, one takes the place
+liveliness's lease, :mod:`hprm_bridge.rclpy.liveliness`; after the start, timers of the
+node's :mod:`~hprm_bridge.rclpy.timer_wheel`). After it, one takes the place
 and port of a destroyed one (:mod:`hprm_bridge.rclpy.late_entities`), or, a
 subscription on a new topic, hears its own process's publishers
 (:mod:`hprm_bridge.rclpy.late_subscriptions`).
@@ -28,7 +29,6 @@ from hprm_bridge.rclpy import (
 )
 from hprm_bridge.rclpy.callback_groups import CallbackGroup
 from hprm_bridge.rclpy.deadline import DeadlineWatch
-from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.publisher import Publisher
 from hprm_bridge.rclpy.qos import as_profile
 from hprm_bridge.rclpy.qos_event import (
@@ -42,7 +42,7 @@ from hprm_core import Input, Output, Timer
 
 class NodeTopicMethods:
     """``Node``'s publishers and subscriptions (it provides the lists and the reactor,
-    ``_check_open``, ``_in_group``, ``resolve_topic_name``)."""
+    ``_late_timer``, ``_in_group``, ``resolve_topic_name``)."""
 
     _reactor: Any
     _graph: Any
@@ -56,7 +56,7 @@ class NodeTopicMethods:
     _leases: list[liveliness.Lease]
     _kick: Timer | None
     _reaction_thread: int | None
-    _check_open: Any
+    _late_timer: Any
     _in_group: Any
     resolve_topic_name: Any
 
@@ -68,14 +68,9 @@ class NodeTopicMethods:
         name, ros_type, qos = self._endpoint(
             "publisher", msg_type, topic, qos_profile, qos_overriding_options
         )
-        # what it needs of the node's reactor after the start, refused before anything is made
-        old = lease = None
         if self._finalized:  # in the place of a destroyed one
             i = late_entities.place(self._own_publishers, "create_publisher", name, ros_type)
             old = self._own_publishers[i]
-            lease = self._lease(old._queue, qos, event_callbacks)
-        watch = self._deadline("publisher", name, qos, event_callbacks)
-        if old is not None:
             pub = publisher_class(name, old._port, ros_type)
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
             pub._queue = old._queue  # what the old one queued at this tag (its leaving)
@@ -88,11 +83,10 @@ class NodeTopicMethods:
                                   contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
-            lease = self._lease(pub._queue, qos, event_callbacks)
         pub._kick = self._kick_soon
         pub._history = late_subscriptions.history(qos, self._clock.now_ns)
-        pub._lease = None if lease is None else self._keep(lease)
-        pub._deadline = watch
+        pub._lease = self._lease(pub, qos, event_callbacks)
+        pub._deadline = self._deadline("publisher", name, qos, event_callbacks)
         pub._qos_events = (event_callbacks, topic)
         pub.qos_profile = qos
         pub._msg_class = messages.message_class(ros_type)
@@ -124,47 +118,34 @@ class NodeTopicMethods:
         if self._kick is not None and logical_sleep.holds_turn(self._reaction_thread):
             self._kick.reset()
 
-    def _lease(self, queue: list[Any], qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
-        """The lease of a manual liveliness, for a publisher whose messages go to ``queue``.
-        Its timer is a port of the node's reactor: after the start only the lease timer of
-        the publisher it replaces can be its (:meth:`_keep`); without one it is refused."""
-        lease = liveliness.lease(qos, queue, event_callbacks)
-        if lease is not None and self._finalized and self._replaced(lease) is None:
-            self._check_open("create_publisher with a MANUAL_BY_TOPIC liveliness lease")
-        return lease
-
-    def _replaced(self, lease: liveliness.Lease) -> int | None:
-        """The index of the lease of the publisher ``lease``'s takes the place of."""
-        return next((i for i, x in enumerate(self._leases) if x._queue is lease._queue), None)
-
-    def _keep(self, lease: liveliness.Lease) -> liveliness.Lease:
-        """``lease`` among the node's, with a timer of its reactor."""
-        if not self._finalized:
+    def _lease(self, pub: Publisher, qos: Any, event_callbacks: Any) -> liveliness.Lease | None:
+        """The lease of a manual liveliness, if ``pub`` has one: its timer one of the node's
+        reactor before the start, one of its timer wheel after it (first running out one
+        lease on)."""
+        lease = liveliness.lease(qos, pub._queue, event_callbacks)
+        if lease is None:
+            return None
+        if self._finalized:
+            lease.timer = self._late_timer(lease.period, lease.expired, note=lease.has_callback)
+            lease.timer.reset()
+        else:
             self._reactor.attach(f"lease{len(self._leases)}", lease.timer)
             self._leases.append(lease)
-            return lease
-        i = self._replaced(lease)
-        lease.timer = self._leases[i].timer
-        lease.timer.period = lease.timer.offset = lease.period
-        lease.timer.cancel()
-        lease.timer.reset()
-        self._leases[i] = lease
         return lease
 
     def _deadline(
         self, kind: str, name: str, qos: Any, event_callbacks: Any
     ) -> DeadlineWatch | None:
         """The deadline watch of a new publisher or subscription (``kind``) of topic
-        ``name``, if it has one: its timer a port of the node's reactor (after the start,
-        one the reactor has: :func:`late_entities.lend_timer`)."""
+        ``name``, if it has one: its timer one of the node's reactor before the start, one
+        of its timer wheel after it."""
         pub = kind == "publisher"
         info = QoSOfferedDeadlineMissedInfo if pub else QoSRequestedDeadlineMissedInfo
         watch = deadline.watch(qos, event_callbacks, info)
         if watch is None:
             return None
         if self._finalized:
-            call = f"create_{kind}"
-            late_entities.lend_timer(self._deadlines, self._timers, watch, call, name)
+            watch.timer = self._late_timer(watch.timer.period, watch.missed)
         else:
             self._reactor.attach(f"deadline{len(self._deadlines)}", watch.timer)
             self._deadlines.append(watch)
@@ -190,15 +171,9 @@ class NodeTopicMethods:
             "subscription", msg_type, topic, qos_profile, qos_overriding_options
         )
         i = late_entities.free(self._subscriptions, name, ros_type) if self._finalized else None
-        watch = self._deadline("subscription", name, qos, event_callbacks)
         if self._finalized and i is None:  # hearing its process's publishers (and declared)
-            try:
-                sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
-                                                   event_callbacks)  # fmt: skip
-            except UnsupportedError:
-                if watch is not None:
-                    watch.stop()  # the timer it took is free again
-                raise
+            sub = late_subscriptions.subscribe(self, name, ros_type, callback, raw, qos,
+                                               event_callbacks)  # fmt: skip
         elif i is not None:  # in the place of a destroyed one
             old = self._subscriptions[i]
             sub = Subscription(name, old._port, ros_type, callback, raw)
@@ -211,7 +186,7 @@ class NodeTopicMethods:
             self._subscriptions.append(sub)
             sub._liveliness = liveliness.watch(event_callbacks)
             self._graph.add("sub", name, ros_type, qos)
-        sub._deadline = watch
+        sub._deadline = self._deadline("subscription", name, qos, event_callbacks)
         sub._qos_events = (event_callbacks, topic)
         sub.qos_profile = qos
         return self._in_group(sub, callback_group)

@@ -1,5 +1,6 @@
 """``rclpy.timer.Timer`` of a ported node: a reactor timer in logical time, first firing
-one period after the start, as rclpy's."""
+one period after the start, as rclpy's (made after the start: one of the node's
+:mod:`~hprm_bridge.rclpy.timer_wheel`, first firing one period after it is made)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from hprm_bridge.rclpy.exceptions import InvalidHandle
 from hprm_bridge.rclpy.logical_sleep import drive
 from hprm_bridge.rclpy.rate import Rate as Rate  # rclpy.timer has it
+from hprm_bridge.rclpy.timer_wheel import WheelTimer
 from hprm_core import Timer as _ReactorTimer
 
 
@@ -21,8 +23,9 @@ class TimerHandle:
     """
 
     def __init__(
-        self, period_ns: int, timer: _ReactorTimer, callback: Callable[..., Any], clock: Any
-    ) -> None:
+        self, period_ns: int, timer: _ReactorTimer | WheelTimer | None,
+        callback: Callable[..., Any], clock: Any,
+    ) -> None:  # fmt: skip
         self._period_ns = period_ns
         self._timer = timer
         self.callback = callback
@@ -34,7 +37,6 @@ class TimerHandle:
         now = clock.logical_ns()
         self._last_ns: int | None = now
         self._next_ns: int | None = None if now is None else now + period_ns
-        self._slot: tuple[list[Any], int] | None = None  # made after the start: its place
 
     @property
     def clock(self) -> Any:
@@ -88,14 +90,10 @@ class TimerHandle:
     def cancel(self) -> None:
         """As rclpy's; the timer's next firing is unscheduled too, so that a cancelled
         timer does not move a decentralized federate's logical time."""
-        if self._destroyed:  # its reactor timer may be another handle's now (late_entities)
+        if self._destroyed:
             raise InvalidHandle(f"the timer of period {self._period_ns} ns")
         self.cancelled = True
         self._timer.cancel()
-        if self._slot is not None and self._slot[0][self._slot[1]] is self:
-            from hprm_bridge.rclpy.late_entities import Released
-
-            self._slot[0][self._slot[1]] = Released(self)  # free once nobody holds self
 
     def is_canceled(self) -> bool:
         return self.cancelled
@@ -104,8 +102,6 @@ class TimerHandle:
         if self._destroyed:
             raise InvalidHandle(f"the timer of period {self._period_ns} ns")
         self.cancelled = False
-        if self._slot is not None:  # its place back (it was not reused: self is held)
-            self._slot[0][self._slot[1]] = self
         self._last_ns = self._clock.logical_ns()
         self._next_ns = None if self._last_ns is None else self._last_ns + self._period_ns
         self._timer.reset()
