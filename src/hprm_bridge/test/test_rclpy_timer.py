@@ -68,10 +68,10 @@ def test_timers_made_in_callbacks_fire_the_same_under_real_rclpy(rclpy_until_sto
     assert _once_lines("\n".join(rclpy_until_stop([NODES / "one_shots.py"]))) == ONE_SHOTS
 
 
-LATE_TIMERS = [  # late_timers.py: a every 30 ms from 100, cancelled at 200 by b's second
-    # call, reset at 300; b every 50 ms; c once at 120
-    "c at 120", "a at 130", "b at 150", "a at 160", "a at 190", "b at 200", "b at 250",
-    "b at 300", "a at 330", "b at 350", "a at 360", "a at 390",
+LATE_TIMERS = [  # late_timers.py: a every 40 ms from 100, cancelled at 210 by b's second
+    # call, reset at 300; b every 50 ms, reset at 110 by c, which fires once
+    "c at 110", "a at 140", "b at 160", "a at 180", "b at 210", "b at 260", "b at 310",
+    "a at 340", "b at 360", "a at 380",
 ]  # fmt: skip
 
 
@@ -86,9 +86,10 @@ def _fired(out):
 
 def test_timers_made_after_the_start_fire_together_at_their_tags(ported_run):
     """Three timers made in one callback, with their own periods, one cancelled by
-    another's callback and reset later, one a one-shot: each fires one period after it
-    is made (or reset), then every period, at the same logical times in every run (the
-    node's timer wheel, :mod:`hprm_bridge.rclpy.timer_wheel`)."""
+    another's callback and reset later, one reset while running, one a one-shot: each
+    fires one period after it is made (or reset), then every period, at the same
+    logical times in every run (the node's timer wheel,
+    :mod:`hprm_bridge.rclpy.timer_wheel`)."""
     assert _fired(ported_run(NODES / "late_timers.py")) == LATE_TIMERS
 
 

@@ -99,11 +99,13 @@ class TimerHandle:
         return self.cancelled
 
     def reset(self) -> None:
+        """As rcl's: its next call one period from now, cancelled or not."""
         if self._destroyed:
             raise InvalidHandle(f"the timer of period {self._period_ns} ns")
         self.cancelled = False
         self._last_ns = self._clock.logical_ns()
         self._next_ns = None if self._last_ns is None else self._last_ns + self._period_ns
+        self._timer.cancel()  # a running one too: its next firing is dropped
         self._timer.reset()
 
     def destroy(self) -> None:

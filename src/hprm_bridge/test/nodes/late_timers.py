@@ -1,8 +1,9 @@
 """A plain rclpy node whose timers are made in a callback, at its first tick (0.1 s):
-``a`` every 30 ms, ``b`` every 50 ms (at its second call it cancels ``a``), and ``c``,
-a one-shot of 20 ms that cancels itself. At its third tick (0.3 s) the node resets
-``a``; at its fourth it says STOP. Each call prints its name and the time since the
-start (its first tick less 100 ms); the wall clock sets those under rclpy."""
+``a`` every 40 ms, ``b`` every 50 ms (at its second call it cancels ``a``), and ``c``,
+a one-shot of 10 ms that cancels itself and resets ``b`` (running: its next call one
+period from then, as rcl's reset). At its third tick (0.3 s) the node resets ``a``;
+at its fourth it says STOP. Each call prints its name and the time since the start (its
+first tick less 100 ms); the wall clock sets those under rclpy."""
 
 import contextlib
 
@@ -28,9 +29,9 @@ class LateTimers(Node):
         self.ticks += 1
         if self.ticks == 1:
             self.first = self.get_clock().now()
-            self.a = self.create_timer(0.03, lambda: self.say("a"))
+            self.a = self.create_timer(0.04, lambda: self.say("a"))
             self.b = self.create_timer(0.05, self.on_b)
-            self.c = self.create_timer(0.02, self.on_c)
+            self.c = self.create_timer(0.01, self.on_c)
         elif self.ticks == 3:
             self.a.reset()
         elif self.ticks == 4:
@@ -46,6 +47,7 @@ class LateTimers(Node):
     def on_c(self):
         self.say("c")
         self.c.cancel()
+        self.b.reset()
 
 
 def main():
