@@ -364,3 +364,28 @@ def test_a_lifecycle_node_may_join_inactive_for_its_manager_to_activate():
     )  # fmt: skip
     assert bad.returncode != 0
     assert "parameter hprm.lifecycle_start of /lc_talker: 'active' or 'inactive'" in bad.stdout
+
+
+# lifecycle_deadline.py: a deadline subscription made in on_configure, again after cleanup
+DEADLINE_SCRIPT = [
+    "on_configure from unconfigured", "on_activate from inactive", "HEARD 1", "HEARD 2",
+    "HEARD 3", "MISSED 1", "MISSED 2", "MISSED 3", "on_deactivate from active", "MISSED 4",
+    "on_cleanup from inactive", "on_configure from unconfigured", "HEARD 15",
+    "on_activate from inactive", "HEARD 16", "HEARD 17", "MISSED 1", "MISSED 2", "STOP",
+]  # fmt: skip
+DEADLINE_LINE = r"(?:on_|HEARD|MISSED|STOP).*"
+
+
+def test_a_node_configured_again_watches_its_new_subscriptions_deadline():
+    """The subscription on_configure makes again after the start watches its QoS
+    deadline (on the node's timer wheel), from its own first message: it was refused."""
+    out = _ported(NODES / "lifecycle_deadline.py").stdout
+    assert re.findall(rf"^\[lifecycle_deadline\] ({DEADLINE_LINE})$", out, re.M) == (
+        DEADLINE_SCRIPT
+    ), out
+
+
+@pytest.mark.ros2
+def test_the_node_configured_again_sees_the_same_under_real_rclpy(rclpy_until_stop):
+    lines = rclpy_until_stop([NODES / "lifecycle_deadline.py"])
+    assert [x for x in lines if re.fullmatch(DEADLINE_LINE, x)] == DEADLINE_SCRIPT, lines
