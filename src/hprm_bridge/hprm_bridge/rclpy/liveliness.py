@@ -51,7 +51,6 @@ class Lease:
 
     def __init__(self, lease_ns: int, queue: list[Any], callback: Callable[..., Any] | None):
         self.timer = Timer(offset=lease_ns, period=lease_ns)  # the first lease: from the start
-        self.period = lease_ns
         self.alive = True
         self.total_count = 0
         self._queue = queue  # the publisher's messages of the tag: the change goes among them

@@ -268,8 +268,9 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
             raise ValueError(f"timer period must be > 0 s, got {timer_period_sec!r}")
         if self._finalized:  # on the node's timer wheel, first call one period on
             handle = TimerHandle(period, None, callback, self._clock)
-            tasks = self._sleeper if self._callbacks_as_tasks else None
-            handle._timer = self._late_timer(period, callbacks.ticked(handle, tasks))
+            handle._timer = self._late_timer(
+                period, callbacks.ticked(handle, self._tasks_of_callbacks())
+            )
             handle._timer.reset()
             self._timers_made_late.append(weakref.ref(handle))  # gone once dropped, cancelled
             return self._in_group(handle, callback_group)
@@ -321,6 +322,11 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         self._timers_made_late = [r for r in self._timers_made_late if r() is not None]
         late = (r() for r in self._timers_made_late)
         return (t for t in (*self._timers, *late) if t is not None and not t._destroyed)
+
+    def _tasks_of_callbacks(self) -> Sleeper | None:
+        """What runs the node's callbacks as tasks, where they may wait (spun by a
+        MultiThreadedExecutor, ``async def`` callbacks); None where they run in turn."""
+        return self._sleeper if self._callbacks_as_tasks else None
 
     def _late_timer(self, period: int, call: Callable[[], None], note: bool = True) -> Any:
         """A stopped timer on the node's wheel (:mod:`~hprm_bridge.rclpy.timer_wheel`), for

@@ -79,7 +79,7 @@ def build(node: Node) -> None:
     # What discovery tells: QoS the RTI refused to connect, then the publishers each
     # liveliness callback counts. The events come first, as discovery before data.
     r.add_reaction(exits(node, discovered, note=False), r.startup, name="discovered")
-    tasks = node._sleeper if node._callbacks_as_tasks else None  # callbacks that may wait
+    tasks = node._tasks_of_callbacks()
     loops = callbacks.loopbacks(r, node._own_publishers, node._subscriptions)
     for i, sub in enumerate(node._subscriptions):
         own = [loops[id(p._port)] for p in callbacks.own_heard(node._own_publishers, sub)]

@@ -126,7 +126,8 @@ class NodeTopicMethods:
         if lease is None:
             return None
         if self._finalized:
-            lease.timer = self._late_timer(lease.period, lease.expired, note=lease.has_callback)
+            period = lease.timer.period
+            lease.timer = self._late_timer(period, lease.expired, note=lease.has_callback)
             lease.timer.reset()
         else:
             self._reactor.attach(f"lease{len(self._leases)}", lease.timer)

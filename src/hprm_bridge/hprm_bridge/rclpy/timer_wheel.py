@@ -25,9 +25,9 @@ from hprm_core import Timer
 
 
 class WheelTimer:
-    """A timer on a node's wheel, with a reactor timer's interface: ``period``,
-    ``offset``, ``cancel()``, ``reset()``, ``cancelled``. Made cancelled: ``reset()``
-    starts it, one period on."""
+    """A timer on a node's wheel, with a periodic reactor timer's interface: ``period``
+    (above zero), ``offset``, ``cancel()``, ``reset()``, ``cancelled``. Made cancelled:
+    ``reset()`` starts it, one period on."""
 
     def __init__(self, wheel: TimerWheel, period: int, fire: Callable[[], None]) -> None:
         self.offset = self.period = period
@@ -45,7 +45,7 @@ class WheelTimer:
         reactor timer's ``reset``)."""
         if self.cancelled:
             self.cancelled = False
-            self._wheel._add(self, self.period)
+            self._wheel._add(self)
 
 
 class TimerWheel:
@@ -68,15 +68,19 @@ class TimerWheel:
         sched = self.wake._sched
         return sched.tag[0] if sched is not None and sched.running else None
 
-    def _add(self, timer: WheelTimer, delay: int) -> None:
+    def _add(self, timer: WheelTimer) -> None:
+        """``timer`` due one period from now (armed at the start, before it)."""
         now = self._now()
         if now is None:  # the node made it before its federation started
             self._pending.append(timer)
             return
-        self._order += 1
-        timer._entry = [now + max(delay, 1), self._order, timer]
-        heapq.heappush(self._heap, timer._entry)
+        self._push(timer, now)
         self._arm(now)
+
+    def _push(self, timer: WheelTimer, now: int) -> None:
+        self._order += 1
+        timer._entry = [now + timer.period, self._order, timer]
+        heapq.heappush(self._heap, timer._entry)
 
     def _remove(self, timer: WheelTimer) -> None:
         if timer._entry is not None:
@@ -92,8 +96,7 @@ class TimerWheel:
         """At the start tag (the node's startup reaction): the timers reset before it."""
         pending, self._pending = self._pending, []
         for timer in pending:
-            timer.cancelled = True
-            timer.reset()
+            self._add(timer)
 
     def _arm(self, now: int) -> None:
         """The wake at the earliest due timer, or stopped where none is left."""
@@ -110,25 +113,19 @@ class TimerWheel:
             self.wake.reset()
 
     def fire(self) -> None:
-        """The wake fired: every timer due now, in the order they were set (a periodic one
-        set again first, for its callback to cancel or reset)."""
+        """The wake fired: every timer due now, in the order they were set (each set again
+        one period on first, for its callback to cancel or reset)."""
         now = self._now()
         assert now is not None
         self._armed = None  # the wake is periodic: it is armed anew below
         due = []
         heap = self._heap
         while heap and (heap[0][2] is None or heap[0][0] <= now):
-            entry = heapq.heappop(heap)
-            if entry[2] is not None:
-                entry[2]._entry = None
-                due.append(entry[2])
+            timer = heapq.heappop(heap)[2]
+            if timer is not None:  # (set again just below: its entry is replaced)
+                due.append(timer)
         for timer in due:
-            if timer.period:
-                self._order += 1
-                timer._entry = [now + timer.period, self._order, timer]
-                heapq.heappush(heap, timer._entry)
-            else:
-                timer.cancelled = True
+            self._push(timer, now)
         self._arm(now)
         for timer in due:
             timer._fire()
