@@ -317,9 +317,9 @@ def main(argv: list[str] | None = None) -> int:
         late=args.late,
     )
     install_imports()
-    from hprm_bridge.rclpy import logical_sleep, main_loop
+    from hprm_bridge.rclpy import main_loop
 
-    logical_sleep.start_on_sleep(main_loop.sleep_unspun)  # a node file that never spins
+    main_loop.start_unspun_mains()  # a node file that never spins
     sys.argv = [args.node, *node_argv, *(["--ros-args", *ros_args] if ros_args else [])]
     code = exit_code(args.name, lambda: _run_node_code(args.node))
     if code == 0 and not _SETTINGS.get("spun") and (args.rti or args.describe):
@@ -354,6 +354,11 @@ def _run_node_code(node: str) -> int:
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         return main_loop.finish(None) or code
+    except KeyboardInterrupt:
+        code = main_loop.interrupted()
+        if code is None:
+            raise
+        return code
     except Exception as exc:
         code = main_loop.finish(exc)
         if code is not None:  # the node failed, as a callback's error fails it, or the

@@ -109,8 +109,6 @@ def spin(node: Node, executor: Any = None) -> None:
     Raises SystemExit with the federate's exit code when it failed."""
     if executor is not None:  # node.executor, as rclpy's spin sets it
         executor.add_node(node)
-    if main_loop.spin_on(node):  # after a spin_once loop: until the federation stops
-        return
     _spin_together([node])
 
 
@@ -119,6 +117,10 @@ def _spin_together(nodes: list[Node]) -> None:
     (:mod:`hprm_bridge.rclpy.composition`)."""
     from hprm_bridge import porting
 
+    # after a spin_once loop, or a main's publish that started the node beside it: until
+    # the federation stops
+    if len(nodes) == 1 and main_loop.spin_on(nodes[0]):
+        return
     for node in nodes:
         if node._finalized:  # only spin builds the node's reactor
             raise UnsupportedError(

@@ -44,6 +44,17 @@ federation, which would wait for it; so, in a federate's process, the main's fir
 sleep with one node made and nothing spinning it starts the node there, as the
 first ``spin_once`` would, and the loop then steps in logical time, a sleep a pass.
 
+A driver's main often does neither: it blocks on a device (a serial port, a keyboard)
+and publishes what it reads, with nothing spinning its node (teleop_twist_keyboard).
+Under rclpy that needs nothing else either. Here the node would never join; so, in a
+federate's process, a main that publishes with one node made and then neither spins,
+sleeps nor ends within ``UNSPUN_GRACE_S`` of wall-clock time starts the node on a thread
+of its own and stays beside it: what it publishes from then on goes out at the
+wall-clock time it publishes it, as a sensor's events do
+(:mod:`hprm_bridge.rclpy.outside_publishes`). A ``rclpy.spin`` that comes later waits
+for that federation; the main's end stops it once its last messages went out (a main
+that publishes once and ends: at once).
+
 When the federation stops (``rclpy.shutdown()``, a signal, another node's stop),
 ``spin_once`` returns and ``rclpy.ok()`` is False; a later ``spin_once`` raises
 ``ExternalShutdownException``, as rclpy's does once its context is shut down, and so
@@ -62,7 +73,16 @@ from typing import Any
 
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 from hprm_bridge.rclpy.executors import ExternalShutdownException
-from hprm_bridge.rclpy.logical_sleep import adopt_main_on_sleep, in_turn, release_main
+from hprm_bridge.rclpy.logical_sleep import (
+    adopt_main_on_sleep,
+    current_task,
+    in_turn,
+    release_main,
+)
+
+# how long a main that published with nothing spinning its node may go on before the
+# node starts beside it (a node's constructor may publish before its main spins)
+UNSPUN_GRACE_S = 1.0
 
 
 class MainLoop:
@@ -85,6 +105,7 @@ class MainLoop:
         self._signals: dict[int, Any] = {}
         self._ended = threading.Event()  # the federate has left
         self._late = False  # the main's first sleep came after the start (spin_here)
+        self.beside = False  # started by the main's publish: it never takes turns
 
     def start(self) -> None:
         """From the main thread: start the federate, wait for the main's first turn."""
@@ -92,6 +113,22 @@ class MainLoop:
         self._catch_signals()
         self._thread.start()
         self._task.first_turn()
+
+    def start_beside(self) -> None:
+        """From any thread: run the federate on the reactor's thread; the main stays
+        beside it, publishing from outside its turns."""
+        self.beside = True
+        self.node._main_beside = True
+        self._thread.start()
+
+    def _settle(self) -> None:
+        """A main beside its node ends: wait for the start, then for its last messages
+        to go out (each at its physical tag), before the stop."""
+        publishers = self.node._publishers
+        while not self._ended.is_set() and (
+            not self._started() or any(p._queue for p in publishers)
+        ):
+            self._ended.wait(0.005)
 
     def _catch_signals(self) -> None:
         for s in (signal.SIGINT, signal.SIGTERM):  # the federate's handlers need the main thread
@@ -131,6 +168,14 @@ class MainLoop:
         return sched is not None and sched.start_time != 0
 
     def _on_signal(self, signum: int, frame: Any) -> None:
+        if self.beside and self._started():
+            # the main is blocked in its device's read, as under rclpy: the stop, and
+            # KeyboardInterrupt there (what it publishes from now on raises, as rclpy's
+            # publish on a shut-down context)
+            threading.Thread(target=self.node._reactor.request_stop, daemon=True).start()
+            self._restore_signals()
+            _context_stopped()
+            raise KeyboardInterrupt
         if not self._started():  # still joining: nothing to stop cleanly yet
             # the main is interrupted, as under rclpy (and as the core's own main is)
             self._restore_signals()
@@ -189,7 +234,9 @@ class MainLoop:
             task.end(failure)
             failure = None  # the reactor's now: the node fails with it
         elif not self._ended.is_set():
-            if not self._started():  # interrupted while joining: leave the join behind
+            if self.beside:
+                self._settle()
+            elif not self._started():  # interrupted while joining: leave the join behind
                 self._restore_signals()
                 raise failure if failure is not None else KeyboardInterrupt
             self.node._reactor.request_stop()
@@ -220,6 +267,7 @@ def _main_loop(node: Any, siblings: tuple[Any, ...] = ()) -> MainLoop:
     from hprm_bridge import porting
     from hprm_bridge.rclpy import _state, main_turns
 
+    _claim()
     if _loop is None:
         for n in (node, *siblings):
             if n._finalized:
@@ -310,6 +358,8 @@ def spin_in_thread(node: Any) -> int:
     global _loop
     if _loop is not None:
         raise UnsupportedError("rclpy.spin on a second thread: an HPRM federate runs one node")
+    _claim()
+    node._main_beside = True  # until its first sleep, if that comes after the start
     _loop = MainLoop(node)
     return _loop.spin_here()
 
@@ -319,12 +369,26 @@ def spin_on(node: Any) -> bool:
     stops. False where no spin_once loop runs this node (spin starts the federate)."""
     from hprm_bridge.rclpy import _stopped
 
+    _claim()
     if _loop is None or _loop.node is not node:
         return False
+    if _loop.beside:  # started by the main's publish: it runs until its federation stops
+        _loop._ended.wait()
+        _stopped()
+        return True
     while not _loop.stopped:
         _loop.spin_once(None)
     _stopped()
     return True
+
+
+def interrupted() -> int | None:
+    """A stop signal ended the node file's main (KeyboardInterrupt): where the node ran
+    beside it, the federation's exit code once it stopped; else None (the interrupt goes
+    on, as it would under rclpy)."""
+    if _loop is None or not _loop.beside:
+        return None
+    return finish(None)
 
 
 def failed(exc: BaseException) -> bool:
@@ -335,6 +399,10 @@ def failed(exc: BaseException) -> bool:
 def finish(failure: BaseException | None) -> int | None:
     """As the node file ends: the federate's exit code if spin_once ran it, else None."""
     global _loop
+    grace = _grace
+    if grace is not None and _loop is None:  # it published, then ended at once: send it
+        grace[0].cancel()
+        _start_beside(grace[1])
     if _loop is None:
         return None
     loop, _loop = _loop, None
@@ -344,9 +412,89 @@ def finish(failure: BaseException | None) -> int | None:
         if node in _state["spinning"]:
             _state["spinning"].remove(node)
     _stopped()
-    if isinstance(failure, ExternalShutdownException) and loop.stopped:
+    if isinstance(failure, ExternalShutdownException) and (loop.stopped or loop.beside):
         # a main that never looks at rclpy.ok() (``while True:``) is ended by its
         # federation's stop there: the node did not fail
         loop.node.get_logger().info(f"the federation stopped, which ended the main ({failure})")
         failure = None
     return loop.finish(failure)
+
+
+_unspun_mains = False  # in a federate's process: a main may start its node unspun
+# a main published with nothing spinning its node: the timer that starts it beside the
+# main, and the loop that will run it (its signal handlers already the main's)
+_grace: tuple[threading.Timer, MainLoop] | None = None
+_starting = threading.Lock()  # who starts the node: the main's spin or sleep, or _grace
+
+
+def start_unspun_mains() -> None:
+    """In a federate's process, before its node file runs: a main that never spins its
+    node starts it at its first sleep (:func:`sleep_unspun`), or beside itself after it
+    published (:func:`published_unspun`)."""
+    global _unspun_mains
+    from hprm_bridge.rclpy import logical_sleep, outside_publishes
+
+    _unspun_mains = True
+    logical_sleep.start_on_sleep(sleep_unspun)
+    outside_publishes.note_threads()
+
+
+def published_unspun() -> None:
+    """A publish before the node's start (a publisher's hook): from the node file's main
+    in a federate's process, with one node made and nothing spinning it, the node starts
+    beside the main unless it spins, sleeps or ends within ``UNSPUN_GRACE_S`` (the
+    module says why)."""
+    global _grace
+    from hprm_bridge.rclpy import _state
+
+    if _grace is not None or _loop is not None or not _unspun_mains:
+        return
+    if threading.current_thread() is not threading.main_thread() or current_task() is not None:
+        return
+    nodes = [n for n in _state["nodes"] if not n._finalized]
+    if len(nodes) != 1 or _state["spinning"] or _state["shutdown"]:
+        return
+    loop = MainLoop(nodes[0])
+    loop._catch_signals()  # the main's thread only: a stop signal stops the node it starts
+    timer = threading.Timer(UNSPUN_GRACE_S, _start_beside, args=(loop,))
+    timer.daemon = True
+    timer.name = "hprm-unspun-grace"  # not the node file's (outside_publishes)
+    _grace = (timer, loop)
+    timer.start()
+
+
+def _start_beside(loop: MainLoop) -> None:
+    """The grace is over (the timer's thread), or the main ended within it."""
+    global _loop, _grace
+    from hprm_bridge.rclpy import _state
+
+    node = loop.node
+    with _starting:
+        if _grace is None or _grace[1] is not loop:  # the main spun or slept first
+            return
+        _grace = None
+        if _loop is not None or node._finalized or _state["spinning"] or _state["shutdown"]:
+            return
+        _loop = loop
+        _state["spinning"].append(node)
+    node.get_logger().info(
+        f"the node file's main published, then neither spun this node nor slept for "
+        f"{UNSPUN_GRACE_S:g} s: the node joins its federation on a thread of its own, and "
+        "what the main publishes goes out at the wall-clock time it publishes it (a "
+        "device loop)"
+    )
+    loop.start_beside()
+
+
+def _claim() -> None:
+    """The main spins or sleeps (its node starts the usual way) unless a publish of its
+    started the node beside it already (then _loop says so)."""
+    global _grace
+    with _starting:
+        if _grace is None:
+            return
+        timer, loop = _grace
+        timer.cancel()
+        _grace = None
+    if threading.current_thread() is threading.main_thread():
+        loop._restore_signals()  # the main's own again, for the start it makes

@@ -158,6 +158,8 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         self._declared: dict[str, Any] = {}
         self._incompatible: list[Any] = []  # refused by QoS (rclpy/qos_compatibility.py)
         self._guards: list[GuardCondition] = []
+        # its main runs beside it, out of turns: it publishes from outside (main_loop.py)
+        self._main_beside = False
         self._reaction_thread: int | None = None  # set at the start (logical_sleep.holds_turn)
         self.services: list[Service] = []
         self.clients: list[Client] = []

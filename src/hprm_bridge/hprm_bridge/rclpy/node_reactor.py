@@ -29,6 +29,7 @@ from hprm_bridge.rclpy import (
     guard_condition,
     late_subscriptions,
     main_turns,
+    outside_publishes,
     parameter_calls,
     parameter_service,
     qos_compatibility,
@@ -100,6 +101,8 @@ def build(node: Node) -> None:
         r.add_reaction(exits(node, callbacks.guard_call(node._guards, i, tasks)), guard._soon,
                        guard._outside, name=f"on_guard{i}")  # fmt: skip
         triggers.extend((guard._soon, guard._outside))
+    # publishes from outside the node's turns: a main beside it, a thread of the node file
+    outside_publishes.attach(node, triggers)
     for i, watch in enumerate(node._deadlines):  # a QoS deadline missed (rclpy/deadline.py)
         r.add_reaction(exits(node, watch.missed), watch.timer, name=f"deadline{i}_missed")
         triggers.append(watch.timer)

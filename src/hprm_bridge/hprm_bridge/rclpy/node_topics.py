@@ -25,6 +25,7 @@ from hprm_bridge.rclpy import (
     late_subscriptions,
     liveliness,
     logical_sleep,
+    main_loop,
     qos_compatibility,
 )
 from hprm_bridge.rclpy.callback_groups import CallbackGroup
@@ -75,6 +76,7 @@ class NodeTopicMethods:
             self._own_publishers[i] = self._publishers[self._publishers.index(old)] = pub
             pub._queue = old._queue  # what the old one queued at this tag (its leaving)
             pub._late = old._late  # subscriptions made after the start, hearing it
+            pub._outside = old._outside  # publishes from outside the node's turns
             pub._queue.append(MATCHED)  # its subscriptions hear it come back
             self._kick_soon()
         else:
@@ -83,6 +85,7 @@ class NodeTopicMethods:
                                   contract=qos_compatibility.contract(qos))  # fmt: skip
             self._own_publishers.append(pub)
             self._graph.add("pub", name, ros_type, qos)
+            pub._outside = main_loop.published_unspun  # a main that may never spin
         pub._kick = self._kick_soon
         pub._history = late_subscriptions.history(qos, self._clock.now_ns)
         pub._lease = self._lease(pub, qos, event_callbacks)

@@ -38,6 +38,10 @@ class Publisher:
     # what a TRANSIENT_LOCAL one keeps for them (rclpy/late_subscriptions.py)
     _late: list[tuple[Any, Any]] | tuple[()] = ()
     _history: History | None = None
+    # called after each publish where one may come from outside the node's turns: before
+    # the start, a main that may never spin (main_loop.published_unspun); after it, the
+    # node's physical action or a check (rclpy/outside_publishes.py)
+    _outside: Callable[[], None] | None = None
 
     def __init__(self, topic: str, port: Output, msg_type: str) -> None:
         self.topic_name = topic
@@ -72,6 +76,8 @@ class Publisher:
             self._history.keep(msg)
         if self._deadline is not None:
             self._deadline.seen()
+        if self._outside is not None:
+            self._outside()
 
     def destroy(self) -> None:
         """Its port stays (the federation's are fixed); ``publish`` refuses from now on.

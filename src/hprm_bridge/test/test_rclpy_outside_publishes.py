@@ -1,0 +1,103 @@
+"""Publishes from outside logical time (hprm_bridge.rclpy.outside_publishes, and the
+device-loop main of hprm_bridge.rclpy.main_loop): a main that blocks on a device and
+publishes without spinning its node or sleeping, and a thread of the node file's own,
+are heard, every message, in order, in both coordinations; a stop signal stops such a
+main blocked in its read; a constructor's publish followed by a spin is not mistaken
+for a device loop."""
+
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+NODES = Path(__file__).parent / "nodes"
+DEVICE = NODES / "device_talker.py"
+WORKER = NODES / "worker_talker.py"
+CONSTRUCTOR = NODES / "constructor_talker.py"
+LISTENER = NODES / "listener.py"
+BESIDE = "joins its federation on a thread of its own"
+
+
+def _heard(out: str) -> list[str]:
+    return re.findall(r"^\[listener\] HEARD (.*)$", out, re.M)
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_device_loop_in_a_main_that_never_spins_or_sleeps_is_heard(ported_run, coordination):
+    """Its readings take 1.5 s, past the grace: the node starts beside the main, and
+    every reading goes out as it is read, then the last word of its ``finally``."""
+    out = ported_run(DEVICE, LISTENER, "--param", "device_talker:readings:=15",
+                     "--coordination", coordination, timeout="60 s")  # fmt: skip
+    assert _heard(out) == [f"reading {i}" for i in range(15)] + ["device closed"], out
+    assert BESIDE in out
+    assert "stop requested by device_talker" in out  # its main's end stopped the rest
+
+
+def test_a_main_that_publishes_once_and_ends_is_heard(ported_run):
+    """Within the grace: its end starts the node, sends the message, then stops."""
+    out = ported_run(DEVICE, LISTENER, "--param", "device_talker:readings:=0", timeout="60 s")
+    assert _heard(out) == ["device closed"], out
+    assert "ended without spinning" not in out
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_thread_of_the_node_file_publishes_for_a_node_without_callbacks(ported_run, coordination):
+    """Before, nothing of the node ran after the start to send what the thread queued:
+    only the readings before the start were heard."""
+    out = ported_run(WORKER, LISTENER, "--param", "worker_talker:readings:=10",
+                     "--param", "worker_talker:wait:=0.1", "--coordination", coordination,
+                     timeout="3 s")  # fmt: skip
+    assert _heard(out) == [f"polled {i}" for i in range(10)], out
+
+
+def test_ctrl_c_stops_a_device_loop_blocked_in_its_read(ctrl_c):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", DEVICE, LISTENER,
+         "--param", "device_talker:readings:=100000", "--timeout", "600 s"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+        env=dict(os.environ, PYTHONUNBUFFERED="1"),
+    )  # fmt: skip
+    seen = []
+    try:
+        for line in proc.stdout:
+            seen.append(line)
+            if "HEARD reading 2" in line:
+                break
+        out = "".join(seen) + ctrl_c(proc)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    # its finally's publish raised, as rclpy's on a shut-down context, and ended the main
+    assert "the federation stopped, which ended the main" in out, out
+    assert "device_talker left" in out and "listener left" in out
+    assert "Traceback" not in out and "exited with code" not in out
+
+
+@pytest.mark.parametrize("load", [0.0, 1.5])
+def test_a_constructors_publish_then_a_spin_is_no_device_loop(ported_run, load):
+    """Spun at once, the node starts as any; spun after the grace (a long load), it
+    started beside the main, and the spin waits for its federation: heard the same."""
+    out = ported_run(CONSTRUCTOR, LISTENER, "--param", f"constructor_talker:load:={load}",
+                     timeout="0.35 s")  # fmt: skip
+    assert _heard(out) == ["from the constructor", "tick 1", "tick 2", "tick 3"], out
+    assert (BESIDE in out) == (load > 1.0), out
+    assert "[constructor_talker] SPIN RETURNED" in out
+
+
+@pytest.mark.ros2
+def test_the_device_loop_runs_under_real_rclpy_too(rclpy_until_stop):
+    lines = rclpy_until_stop([DEVICE, "--ros-args", "-p", "readings:=3"], [LISTENER])
+    assert lines == ["SENT 0", "SENT 1", "SENT 2", "CLOSED", "STOP"], lines
+
+
+def test_a_thread_started_after_the_start_is_heard_with_the_next_callback(ported_run):
+    """No physical action was made for it (none was expected at the start): its messages
+    go out with the node's next tick, and the first publish says so, once."""
+    out = ported_run(NODES / "callback_thread_talker.py", LISTENER, timeout="1 s")
+    assert _heard(out) == [f"from the late thread {n}" for n in range(3)], out
+    assert out.count("outside the node's callbacks: it goes out with the node's next") == 1, out
+    assert "'late_worker'" in out
