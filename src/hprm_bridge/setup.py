@@ -39,6 +39,7 @@ setup(
         "pyyaml>=6",
         "Pillow>=9",  # hprm_bridge.numpy: CompressedImage (JPEG/PNG)
         "greenlet>=3",  # callbacks that wait in logical time (rclpy/logical_sleep.py)
+        "pointcloud2==0.6.0",  # sensor_msgs_py.point_cloud2 in a ported node
         "hprm_core",
     ],
     # colcon (setuptools >= 80) ignores tests_require: test deps live here.

@@ -67,13 +67,18 @@ _RCLPY_ALIASES = {
 }  # fmt: skip
 
 
+# ROS 2's Python packages a federate's process takes from hprm_bridge
+_REPLACED = ("rclpy", "sensor_msgs_py")
+
+
 class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``;
-    a module of rclpy's that HPRM does not offer is a ModuleNotFoundError saying so
-    (an ImportError: a node's ``try: import ... except ImportError`` still works)."""
+    """``rclpy`` and ``rclpy.X`` are ``hprm_bridge.rclpy`` and ``hprm_bridge.rclpy.X``
+    (``sensor_msgs_py`` the same); a module of theirs that HPRM does not offer is a
+    ModuleNotFoundError saying so (an ImportError: a node's ``try: import ... except
+    ImportError`` still works)."""
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
-        if fullname != "rclpy" and not fullname.startswith("rclpy."):
+        if fullname.partition(".")[0] not in _REPLACED:
             return None
         spec = importlib.util.find_spec(self._ours(fullname))
         if spec is None:
@@ -98,7 +103,8 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install_imports() -> None:
-    """``import rclpy`` and ``import <pkg>.msg`` give HPRM's in this process, and
+    """``import rclpy`` (and ``sensor_msgs_py``) and ``import <pkg>.msg`` give HPRM's in
+    this process, and
     ``time.sleep`` is the one that sleeps in logical time inside an action's execute
     callback (:mod:`hprm_bridge.rclpy.logical_sleep`; Python's everywhere else): set
     before the node file runs, so its ``from time import sleep`` takes it too."""

@@ -101,3 +101,14 @@ def test_a_thread_started_after_the_start_is_heard_with_the_next_callback(ported
     assert _heard(out) == [f"from the late thread {n}" for n in range(3)], out
     assert out.count("outside the node's callbacks: it goes out with the node's next") == 1, out
     assert "'late_worker'" in out
+
+
+def test_the_graph_of_a_device_loop_is_its_ports():
+    """Describing runs the node file until its node would start: a device loop's does,
+    after the grace, and its next publish ends it (the description is written)."""
+    r = subprocess.run(
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", DEVICE, LISTENER],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "device_talker -> listener  /chatter [std_msgs/msg/String]" in r.stdout
