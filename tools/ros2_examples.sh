@@ -80,4 +80,9 @@ case_ 8s "QoSRequestedIncompatibleQoSInfo" "$qd/incompatible_qos.py" \
   --arguments "incompatible_qos=durability"
 case_ 6s "I heard" "$qd/lifespan.py" --arguments "lifespan=1000 --publish-count 10 --subscribe-after 3000"
 case_ 6s "QoSLivelinessChangedInfo" "$qd/liveliness.py" --arguments "liveliness=1000 --kill-publisher-after 2000"
-case_ 5s "topic1_data" "$mon/data_publisher.py" "$mon/topic_monitor.py"
+# the monitor subscribes to topics, and publishes their reception rates, as it discovers
+# them: their ports are declared (a federate's are fixed at the start); it spins its node
+# on a thread of its own
+case_ 5s "/topic1_data: Alive" "$mon/data_publisher.py" "$mon/topic_monitor.py" \
+  --late topic_monitor=/topic1_data:std_msgs/msg/Header \
+  --late-publisher topic_monitor=/reception_rate/topic1_data_:std_msgs/msg/Float32

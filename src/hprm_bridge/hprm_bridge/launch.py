@@ -105,6 +105,7 @@ class _FederateCommand(ExecuteProcess):
                    "--stp-offset", self._stp_offset or _config("stp_offset"),
                    *(["--busy-poll", self._busy_poll] if self._busy_poll else []),
                    *(a for spec in self._late for a in ("--late", spec)),
+                   *(a for spec in self._late_publishers for a in ("--late-publisher", spec)),
                    "--"]  # fmt: skip
         env = dict(kwargs.pop("additional_env", None) or {})
         env["HPRM_SECRET"] = _config("secret")
@@ -129,7 +130,9 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
     ``late_subscriptions`` (``["/chatter:std_msgs/msg/String"]``) gives the federate a
     port for each topic from the start, for a subscription the node makes later on a
     topic other federates publish (``hprm-ros run --late``; without it such a
-    subscription is refused, a federate's ports being fixed at the start)."""
+    subscription is refused, a federate's ports being fixed at the start);
+    ``late_publishers`` the same for a publisher the node makes later on a topic it
+    had none of (``--late-publisher``)."""
 
     def __init__(
         self,
@@ -139,6 +142,7 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
         stp_offset: str | None = None,
         busy_poll: str | None = None,
         late_subscriptions: list[str] | None = None,
+        late_publishers: list[str] | None = None,
         **kwargs: Any,
     ) -> None:
         if kwargs.get("respawn") not in (None, False, "false", "False"):
@@ -161,6 +165,10 @@ class PortedNode(launch_ros.actions.Node, _FederateCommand):
             self._late = [late_spec(spec) for spec in late_subscriptions or ()]
         except ValueError as exc:
             raise ValueError(f"PortedNode: late_subscriptions: {exc}") from None
+        try:
+            self._late_publishers = [late_spec(spec) for spec in late_publishers or ()]
+        except ValueError as exc:
+            raise ValueError(f"PortedNode: late_publishers: {exc}") from None
         self._stp_offset = stp_offset
         self._busy_poll = busy_poll
         self._federate_name = federate

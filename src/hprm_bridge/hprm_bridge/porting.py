@@ -44,7 +44,8 @@ GATEWAY_NAME = "ros2_gateway"
 
 
 def late_spec(text: str) -> str:
-    """A port for late subscriptions as ``--late`` takes it, ``TOPIC:TYPE`` (a full topic
+    """A port for late subscriptions or publishers as ``--late`` and ``--late-publisher``
+    take it, ``TOPIC:TYPE`` (a full topic
     name, a message type), checked; a ValueError saying what is expected otherwise."""
     topic, colon, ros_type = text.partition(":")
     if not (colon and topic.startswith("/") and ros_type.count("/") == 2):
@@ -214,6 +215,10 @@ def run_node(node: Any, *siblings: Any) -> int:
     from hprm_core.federate import run_self_described
 
     _SETTINGS["spun"] = True
+    if _SETTINGS.get("late_publishers"):  # before its build: in the publish's effects
+        from hprm_bridge.rclpy import late_entities
+
+        late_entities.declare_publishers(node, _SETTINGS["late_publishers"])
     reactor = node._as_reactor()
     nodes = [node, *siblings]
     for n in nodes:  # what a subscription made after the start may hear
@@ -285,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fast", action="store_true", help="logical time as fast as the nodes run")
     p.add_argument("--late", action="append", default=[], metavar="TOPIC:TYPE", type=late_spec,
                    help="a port for subscriptions the node makes after the start")  # fmt: skip
+    p.add_argument("--late-publisher", action="append", default=[], metavar="TOPIC:TYPE",
+                   type=late_spec, dest="late_publishers",
+                   help="a port for a publisher the node makes after the start")  # fmt: skip
     p.add_argument(
         "--describe",
         metavar="FILE",
@@ -321,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         fast=args.fast,
         describe=args.describe,
         late=args.late,
+        late_publishers=args.late_publishers,
     )
     install_imports()
     from hprm_bridge.rclpy import main_loop

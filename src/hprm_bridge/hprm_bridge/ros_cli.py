@@ -73,7 +73,7 @@ def _per_node_duration(text: str) -> tuple[str | None, str]:
 
 
 def _late_arg(text: str) -> tuple[str, str]:
-    """``--late NODE=TOPIC:TYPE``: (node, "TOPIC:TYPE")."""
+    """``--late`` (``--late-publisher``) ``NODE=TOPIC:TYPE``: (node, "TOPIC:TYPE")."""
     node, sep, spec = text.partition("=")
     if not (sep and node):
         raise argparse.ArgumentTypeError(f"expected NODE=TOPIC:TYPE, got {text!r}")
@@ -101,6 +101,10 @@ def _node_options(p: argparse.ArgumentParser) -> None:
                    metavar="NODE=TOPIC:TYPE",
                    help="a port for a subscription the node makes after the start, on a "
                    "topic other federates publish (repeatable)")  # fmt: skip
+    p.add_argument("--late-publisher", action="append", default=[], type=_late_arg,
+                   metavar="NODE=TOPIC:TYPE", dest="late_publisher",
+                   help="a port for a publisher the node makes after the start, on a topic "
+                   "it had none of (repeatable)")  # fmt: skip
     p.add_argument("--arguments", action="append", default=[], type=_arguments_arg,
                    metavar='NODE="ARG ..."',
                    help="a node's own command-line arguments (what ros2 run passes after "
@@ -112,10 +116,11 @@ def _check(p: argparse.ArgumentParser, args: argparse.Namespace) -> list[str]:
     for f in args.params_file:
         if not Path(f).is_file():
             p.error(f"params file not found: {f}")
-    for option in ("param", "remap", "arguments", "late"):
+    for option in ("param", "remap", "arguments", "late", "late_publisher"):
         unknown = sorted({node for node, _ in getattr(args, option)} - set(names))
         if unknown:
-            p.error(f"--{option} names no node {', '.join(unknown)} (nodes: {', '.join(names)})")
+            flag, listed = option.replace("_", "-"), ", ".join(names)
+            p.error(f"--{flag} names no node {', '.join(unknown)} (nodes: {listed})")
     per_node = ("stp_offset", "busy_poll") if args.command == "run" else ()  # [NODE=]VALUE
     for option in per_node:  # NODE None: every node
         unknown = sorted({node for node, _ in getattr(args, option)} - {None, *names})
@@ -148,6 +153,7 @@ def _node_command(
     --ros-args and, last, its own arguments."""
     cmd = [sys.executable, "-m", "hprm_bridge.porting", node, name, *flags]
     cmd += [a for n, spec in args.late if n == name for a in ("--late", spec)]
+    cmd += [a for n, spec in args.late_publisher if n == name for a in ("--late-publisher", spec)]
     ros_args = [a for f in args.params_file for a in ("--params-file", str(Path(f).resolve()))]
     ros_args += [a for n, kv in args.param if n == name for a in ("-p", kv)]
     ros_args += [a for n, rule in args.remap if n == name for a in ("-r", rule)]

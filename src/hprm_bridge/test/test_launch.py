@@ -304,6 +304,7 @@ def test_the_actions_refuse_bad_arguments_by_name():
                      lambda: PortedNode(executable="a.py", stp_offset="soon"),
                      lambda: PortedNode(executable="a.py", busy_poll="-1 ms"),
                      lambda: PortedNode(executable="a.py", late_subscriptions=["chatter"]),
+                     lambda: PortedNode(executable="a.py", late_publishers=["/x:y"]),
                      lambda: Federation([PortedNode(executable="a.py")],
                                         bridge="/nonexistent/bridge.yaml")):
             try:
@@ -314,13 +315,14 @@ def test_the_actions_refuse_bad_arguments_by_name():
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     lines = r.stdout.splitlines()
-    assert r.returncode == 0 and len(lines) == 10 and "ACCEPTED" not in r.stdout, (
+    assert r.returncode == 0 and len(lines) == 11 and "ACCEPTED" not in r.stdout, (
         r.stdout + r.stderr
     )
     for line, why in zip(lines, ["coordination must be one of", "takes PortedNode actions",
                                  "timeout:", "two nodes are named a", "letters, digits",
                                  "respawn is not offered", "stp_offset", "busy_poll",
                                  "late_subscriptions: expected TOPIC:TYPE",
+                                 "late_publishers: expected TOPIC:TYPE",
                                  "/nonexistent/bridge.yaml: cannot read the bridge config"],
                          strict=True):  # fmt: skip
         assert why in line, line
@@ -334,7 +336,8 @@ def test_a_bridge_config_reaches_the_gateway_and_a_node_its_own_options():
         from hprm_bridge.bridge_config import BridgeConfig
         from hprm_bridge.launch import Federation, PortedNode
         fed = Federation([PortedNode(executable="a.py", stp_offset="2 s", busy_poll="forever",
-                                     late_subscriptions=["/chatter:std_msgs/msg/String"])],
+                                     late_subscriptions=["/chatter:std_msgs/msg/String"],
+                                     late_publishers=["/rate:std_msgs/msg/Float32"])],
                          coordination="decentralized", stp_offset="10 ms",
                          bridge=BridgeConfig(deny=["/debug/.*"]))
         cmd = fed._boundary()["ros2_gateway"]
@@ -346,4 +349,5 @@ def test_a_bridge_config_reaches_the_gateway_and_a_node_its_own_options():
     assert r.returncode == 0, r.stderr
     assert r.stdout.splitlines() == [
         "['/debug/.*']", "['--stp-offset', '2 s', '--busy-poll', 'forever', '--late', "
-        "'/chatter:std_msgs/msg/String']"]  # fmt: skip
+        "'/chatter:std_msgs/msg/String', '--late-publisher', "
+        "'/rate:std_msgs/msg/Float32']"]  # fmt: skip

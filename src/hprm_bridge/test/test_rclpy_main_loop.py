@@ -482,3 +482,18 @@ def test_a_main_loop_that_never_looks_at_ok_ends_with_its_federation(tmp_path, s
     assert "endless left" in out and "listener left" in out
     if shape == "publish_and_sleep":
         assert "[listener] HEARD endless 3" in out and "HEARD endless 4" not in out
+
+
+def test_a_thread_of_the_node_file_may_step_its_node(ported_run):
+    """The thread that made the node steps it with spin_once (its turns); the main that
+    waits for it sleeps in wall-clock time, and its end stops the federation."""
+    for _ in range(2):
+        out = ported_run(NODES / "thread_stepper.py", NODES / "talker.py", timeout="5 s")
+        assert "[thread_stepper] HEARD ['1a', '1b', '2a', '2b', '3a', '3b']" in out, out
+        assert "[thread_stepper] STOP" in out
+
+
+@pytest.mark.ros2
+def test_the_thread_stepper_runs_under_real_rclpy_too(rclpy_until_stop):
+    lines = rclpy_until_stop([NODES / "thread_stepper.py"], [NODES / "talker.py"])
+    assert len(lines) == 2 and lines[0].startswith("HEARD [") and lines[1] == "STOP", lines

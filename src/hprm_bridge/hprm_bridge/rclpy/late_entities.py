@@ -16,14 +16,20 @@ deadline or a manual liveliness lease of an entity made after it needs, is on th
 node's timer wheel (:mod:`~hprm_bridge.rclpy.timer_wheel`), as many as it makes.
 
 A subscription on a topic the node did not have at the start hears its own
-process's publishers (:mod:`~hprm_bridge.rclpy.late_subscriptions`). Anything else
-is refused with an error naming it.
+process's publishers (:mod:`~hprm_bridge.rclpy.late_subscriptions`). A publisher on
+such a topic needs its port declared (``hprm-ros run --late-publisher
+NODE=TOPIC:TYPE``, a launch file's ``PortedNode(late_publishers=[...])``): the node
+then has, from the start, a publisher of that topic and type already destroyed, never
+having published, whose place (and port, connected by the RTI to the topic's
+subscribers in other federates) the late one takes. Anything else is refused with an
+error naming it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from hprm_bridge import messages
 from hprm_bridge.rclpy.exceptions import UnsupportedError
 
 
@@ -49,8 +55,33 @@ def place(entities: list[Any], call: str, name: str, type_: Any) -> int:
         f"Node.{call}({name}) {STARTED}: an HPRM federate's ports are fixed "
         "before its federation starts, and this node has no destroyed entity of that name "
         "and type to take the place of (create it before spin, or in a lifecycle node's "
-        "on_configure/on_activate, which run before the node joins)"
+        "on_configure/on_activate, which run before the node joins"
+        + (
+            f"; or declare its port: hprm-ros run --late-publisher NODE={name}:TYPE, "
+            "PortedNode(late_publishers=[...]))"
+            if call == "create_publisher"
+            else ")"
+        )
     )
+
+
+def declare_publishers(node: Any, specs: list[str]) -> None:
+    """The publishers ``specs`` (``TOPIC:TYPE`` each, ``--late-publisher``) declare on
+    ``node`` (the first of its process), before the start: each destroyed at once, so a
+    ``create_publisher`` after the start takes its place. No QoS contract (any
+    subscriber's is connected: what the node will offer is not known yet), and not in
+    the graph other federates see (the late publisher's liveliness event tells its
+    subscriptions it came)."""
+    for spec in specs:
+        topic, _, ros_type = spec.partition(":")
+        messages.message_class(ros_type)  # an unknown type: its clear error, before the start
+        if any(p.topic_name == topic for p in node._own_publishers):
+            raise UnsupportedError(
+                f"--late-publisher {topic}: node {node.get_name()} publishes it from the start"
+            )
+        pub = node._publisher(topic, ros_type, f"pub{len(node._own_publishers)}")
+        pub._destroyed = True
+        node._own_publishers.append(pub)
 
 
 def free(entities: list[Any], name: str, type_: Any) -> int | None:

@@ -212,6 +212,7 @@ class _Task:
         self._greenlet: _TaskGreenlet | None = None  # made at its first turn
         if self.adopted:
             _current.task = self
+            self._thread = threading.current_thread()
             self._go = threading.Semaphore(0)  # the reactor's turn is over: run
             self._back = threading.Semaphore(0)  # the task's turn is over
 
@@ -232,7 +233,11 @@ class _Task:
         task's); re-raise what it raised."""
         if self.adopted:
             self._go.release()
-            self._back.acquire()
+            while not self._back.acquire(timeout=0.1):
+                if not self._thread.is_alive():  # a thread of the node file's that
+                    # stepped the node ended in its turn: the node goes on without it
+                    self.done, self.in_turn = True, False
+                    break
         elif not self.done:
             if self._greenlet is None:  # on the thread that will resume it
                 self._greenlet = _TaskGreenlet(self._main)

@@ -21,6 +21,11 @@ logical time, whichever comes first; the loop's body then runs at that tag, so
 what it publishes is published at that tag, the same in every run. ``time.sleep``
 in the loop sleeps logical time too.
 
+A thread of the node file's own may step the node instead (a GUI keeps the main:
+ros2/demos' ``topic_monitor``): the thread whose ``spin_once`` started the node takes
+the turns, the main then runs beside it in wall-clock time, and a thread that ends in
+its turn leaves the node running without it (its federation stops with the main).
+
 ``timeout_sec=0`` polls: it returns at once, having run nothing new (the tag's
 callbacks have run already). Polled twice at one logical time, nothing could have
 happened in between, so the second poll waits for the node's next callback: a
@@ -108,9 +113,11 @@ class MainLoop:
         self.beside = False  # started by the main's publish: it never takes turns
 
     def start(self) -> None:
-        """From the main thread: start the federate, wait for the main's first turn."""
+        """From the thread that steps the node (the main, or a thread of the node file's
+        own): start the federate, wait for that thread's first turn."""
         self._task = self._sleeper.adopt()
-        self._catch_signals()
+        if threading.current_thread() is threading.main_thread():
+            self._catch_signals()  # else the main's are Python's: it is no turn-taker
         self._thread.start()
         self._task.first_turn()
 
@@ -130,7 +137,7 @@ class MainLoop:
         ):
             self._ended.wait(0.005)
 
-    def _catch_signals(self) -> None:
+    def _catch_signals(self) -> None:  # the main thread only
         for s in (signal.SIGINT, signal.SIGTERM):  # the federate's handlers need the main thread
             self._signals[s] = signal.signal(s, self._on_signal)
 
@@ -211,6 +218,11 @@ class MainLoop:
     def spin_once(self, timeout_sec: float | None) -> None:
         if self.stopped:
             raise ExternalShutdownException("the federation has stopped")
+        if self._task is not None and self._task is not current_task():
+            raise UnsupportedError(
+                "spin_once from a second thread: the thread whose spin_once started the "
+                "node steps it (its turns are that thread's)"
+            )
         if self._task is None:
             raise UnsupportedError(
                 "spin_once while rclpy.spin runs the node on another thread: one of them "
@@ -229,7 +241,8 @@ class MainLoop:
         """From the main thread, as the node file ends (having raised ``failure``): stop
         the federation if it runs, wait for the reactor's thread; its exit code."""
         task = self._task
-        if task is not None and task.in_turn:  # its end is the node's end
+        if task is not None and task.in_turn and task is current_task():  # its end is the
+            # node's end (a main that ends while a thread of its steps the node waits)
             in_turn(self.node._reactor.request_stop)
             task.end(failure)
             failure = None  # the reactor's now: the node fails with it
@@ -275,8 +288,6 @@ def _main_loop(node: Any, siblings: tuple[Any, ...] = ()) -> MainLoop:
                     f"node {n.get_name()}: spin_once after spin; a federate's main drives "
                     "its nodes one way, a spin or a spin_once loop"
                 )
-        if threading.current_thread() is not threading.main_thread():
-            raise UnsupportedError("rclpy.spin_once from a thread other than the node file's main")
         if siblings:
             main_turns.prepare(node, list(siblings))
         _loop = MainLoop(node, siblings)
@@ -330,7 +341,7 @@ def sleep_unspun(seconds: float) -> bool:
     the main sleeps as Python does (the module says why)."""
     from hprm_bridge.rclpy import _state
 
-    nodes = [n for n in _state["nodes"] if not n._finalized]
+    nodes = [n for n in _state["nodes"] if not n._finalized and n._made_by_main]
     if _loop is not None or not nodes or not _state["initialized"] or _state["shutdown"]:
         return False
     if len(nodes) > 1:  # its federation would wait for it, in vain: say so now
@@ -451,7 +462,7 @@ def published_unspun() -> None:
         return
     if threading.current_thread() is not threading.main_thread() or current_task() is not None:
         return
-    nodes = [n for n in _state["nodes"] if not n._finalized]
+    nodes = [n for n in _state["nodes"] if not n._finalized and n._made_by_main]
     if len(nodes) != 1 or _state["spinning"] or _state["shutdown"]:
         return
     loop = MainLoop(nodes[0])

@@ -25,6 +25,7 @@ import collections
 import logging
 import os
 import re
+import threading
 import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -206,6 +207,9 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         self._finalized = False
         self.system_exit: SystemExit | None = None  # raised by a callback (node_reactor.exits)
         rclpy._state["nodes"].add(self)
+        # the main starts a node it made at its first sleep or publish, never one another
+        # thread made (that thread steps it: main_loop.sleep_unspun, published_unspun)
+        self._made_by_main = threading.current_thread() is threading.main_thread()
 
     # -- names --------------------------------------------------------------------
 
@@ -434,7 +438,7 @@ class Node(GraphQueries, NodeTopicMethods, NodeParameterMethods, NodeServiceMeth
         into = collections.Counter(c.dst for c in graph.connections)
         siblings = getattr(top, "fed_inside", {})  # composed siblings' publishers
         for sub in self._subscriptions:  # matched publishers: the node's own too
-            own = len(callbacks.own_heard(self._own_publishers, sub))
+            own = sum(not p._destroyed for p in callbacks.own_heard(self._own_publishers, sub))
             sub._matched = into[qualified(sub._port)] + siblings.get(id(sub._port), 0) + own
         told: set[str] = set()
         for client in self.clients:
