@@ -205,6 +205,33 @@ def ctrl_c() -> Callable[[subprocess.Popen], str]:
 
 
 @pytest.fixture
+def interrupted_run(ctrl_c) -> Callable[..., str]:
+    """``interrupted_run(*files_and_options, after=TEXT)``: ``hprm-ros run`` in a session
+    of its own, a Ctrl-C once a line of its output holds ``after``; everything it printed
+    (``ctrl_c`` bounds the wait for its end)."""
+
+    def run(*args: Any, after: str) -> str:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hprm_bridge.ros_cli", "run", *map(str, args)],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            start_new_session=True, env=dict(os.environ, PYTHONUNBUFFERED="1"),
+        )  # fmt: skip
+        seen = []
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                seen.append(line)
+                if after in line:
+                    break
+            return "".join(seen) + ctrl_c(proc)
+        finally:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+
+    return run
+
+
+@pytest.fixture
 def ended(ctrl_c, stop_node) -> Callable[[subprocess.Popen, float], str]:
     """``ended(proc, timeout)``: ``proc``'s output once it ended by itself. Where it has
     not ended ``timeout`` s on (a bound, not a measurement), it is stopped as a ROS 2 user

@@ -5,7 +5,6 @@ its federation, and its failure fails the node."""
 
 import os
 import re
-import signal
 import subprocess
 import sys
 import textwrap
@@ -97,30 +96,9 @@ def test_an_exception_in_the_loop_fails_the_node_as_a_callbacks_would():
     assert "talker left" in out  # the rest of the federation stopped with it
 
 
-def _ctrl_c(node_file: str, *args: str, after: str) -> str:
-    """``hprm-ros run`` of the node file and the talker, Ctrl-C once a line holds
-    ``after``; everything it printed."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", NODES / node_file,
-         NODES / "talker.py", *args],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    seen = []
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if after in line:
-                os.killpg(proc.pid, signal.SIGINT)
-                break
-        return "".join(seen) + proc.communicate(timeout=60)[0]
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-
-
-def test_ctrl_c_stops_a_loop_cleanly():
-    out = _ctrl_c("spin_looper.py", *_param("timeout", 1.0), after="PASS 5 ")
+def test_ctrl_c_stops_a_loop_cleanly(interrupted_run):
+    out = interrupted_run(NODES / "spin_looper.py", NODES / "talker.py",
+                          *_param("timeout", 1.0), after="PASS 5 ")  # fmt: skip
     assert re.search(r"\[spin_looper\] END after \d+ passes, ok False", out), out
     assert "spin_looper left" in out and "talker left" in out
 
@@ -264,8 +242,9 @@ def test_a_main_whose_first_sleep_comes_after_the_start_is_told_so():
     assert len(beats) == 2 and "[rate_looper] END after 3 passes" in out
 
 
-def test_ctrl_c_stops_a_rate_loop_cleanly():
-    out = _ctrl_c("rate_looper.py", "--param", "rate_looper:passes:=100000", after="BEAT 5 ")
+def test_ctrl_c_stops_a_rate_loop_cleanly(interrupted_run):
+    out = interrupted_run(NODES / "rate_looper.py", NODES / "talker.py", "--param",
+                          "rate_looper:passes:=100000", after="BEAT 5 ")  # fmt: skip
     assert re.search(r"\[rate_looper\] END after \d+ passes", out), out
     assert "rate_looper left" in out and "talker left" in out
 

@@ -5,9 +5,7 @@ are heard, every message, in order, in both coordinations; a stop signal stops s
 main blocked in its read; a constructor's publish followed by a spin is not mistaken
 for a device loop."""
 
-import os
 import re
-import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -54,23 +52,9 @@ def test_a_thread_of_the_node_file_publishes_for_a_node_without_callbacks(ported
     assert _heard(out) == [f"polled {i}" for i in range(10)], out
 
 
-def test_ctrl_c_stops_a_device_loop_blocked_in_its_read(ctrl_c):
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "run", DEVICE, LISTENER,
-         "--param", "device_talker:readings:=100000", "--timeout", "600 s"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
-        env=dict(os.environ, PYTHONUNBUFFERED="1"),
-    )  # fmt: skip
-    seen = []
-    try:
-        for line in proc.stdout:
-            seen.append(line)
-            if "HEARD reading 2" in line:
-                break
-        out = "".join(seen) + ctrl_c(proc)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
+def test_ctrl_c_stops_a_device_loop_blocked_in_its_read(interrupted_run):
+    out = interrupted_run(DEVICE, LISTENER, "--param", "device_talker:readings:=100000",
+                          "--timeout", "600 s", after="HEARD reading 2")  # fmt: skip
     # its finally's publish raised, as rclpy's on a shut-down context, and ended the main
     assert "the federation stopped, which ended the main" in out, out
     assert "device_talker left" in out and "listener left" in out
