@@ -72,6 +72,17 @@ def test_a_constructors_publish_then_a_spin_is_no_device_loop(ported_run, load):
     assert "[constructor_talker] SPIN RETURNED" in out
 
 
+@pytest.mark.parametrize("load", [0.0, 1.5])
+def test_a_constructors_publish_then_a_spin_once_loop_is_no_device_loop(ported_run, load):
+    """Stepped at once, the main takes turns; after the grace, the node started beside
+    it and its spin_once waits in wall-clock time, saying so: the same messages heard."""
+    out = ported_run(CONSTRUCTOR, LISTENER, "--param", f"constructor_talker:load:={load}",
+                     "--param", "constructor_talker:step:=true", timeout="5 s")  # fmt: skip
+    assert _heard(out)[:4] == ["from the constructor", "tick 1", "tick 2", "tick 3"], out
+    assert "[constructor_talker] STEPPED to tick 3" in out
+    assert ("it waits in wall-clock time" in out) == (load > 1.0), out
+
+
 @pytest.mark.ros2
 def test_the_device_loop_runs_under_real_rclpy_too(rclpy_until_stop):
     lines = rclpy_until_stop([DEVICE, "--ros-args", "-p", "readings:=3"], [LISTENER])

@@ -74,6 +74,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from typing import Any
 
 from hprm_bridge.rclpy.exceptions import UnsupportedError
@@ -111,6 +112,7 @@ class MainLoop:
         self._ended = threading.Event()  # the federate has left
         self._late = False  # the main's first sleep came after the start (spin_here)
         self.beside = False  # started by the main's publish: it never takes turns
+        self._warned = False  # that a spin_once then waits in wall-clock time
 
     def start(self) -> None:
         """From the thread that steps the node (the main, or a thread of the node file's
@@ -213,6 +215,8 @@ class MainLoop:
 
     @property
     def stopped(self) -> bool:
+        if self.beside:
+            return self._ended.is_set()
         return self._task is not None and bool(self._task.stopping or self._task.done)
 
     def spin_once(self, timeout_sec: float | None) -> None:
@@ -223,12 +227,15 @@ class MainLoop:
                 "spin_once from a second thread: the thread whose spin_once started the "
                 "node steps it (its turns are that thread's)"
             )
+        timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
+        if self.beside:
+            self.wait_beside(lambda: False, timeout_ns)
+            return
         if self._task is None:
             raise UnsupportedError(
                 "spin_once while rclpy.spin runs the node on another thread: one of them "
                 "drives the node"
             )
-        timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
         if timeout_ns == 0:
             tag = self.node._reactor.tag
             if tag != self._polled_at:
@@ -236,6 +243,25 @@ class MainLoop:
                 return
             timeout_ns = None  # polled again at one logical time: wait for a callback
         self._sleeper.wait_for_callbacks(self._task, timeout_ns)
+
+    def wait_beside(self, done: Any, timeout_ns: int | None) -> None:
+        """``spin_once`` or ``spin_until_future_complete`` of a main whose node started
+        beside it (it published, then went on for longer than the grace: a model's load,
+        say): the node's callbacks run by themselves, so the main waits in wall-clock time
+        until ``done()``, the timeout, or the federation's end."""
+        if not self._warned:
+            self._warned = True
+            self.node.get_logger().warning(
+                "spin_once after the node started beside the main (it published, then neither "
+                "spun nor slept for the grace): it waits in wall-clock time, not in turns "
+                "(spin or sleep before a long set-up to keep the main in logical time)"
+            )
+        deadline = None if timeout_ns is None else time.monotonic() + timeout_ns / 1e9
+        while not done() and not self._ended.is_set():
+            left = 0.01 if deadline is None else min(0.01, deadline - time.monotonic())
+            if left <= 0:
+                return
+            self._ended.wait(left)
 
     def finish(self, failure: BaseException | None) -> int:
         """From the main thread, as the node file ends (having raised ``failure``): stop
@@ -330,7 +356,10 @@ def spin_until_future_complete(
 
     loop = _main_loop(node, siblings)
     timeout_ns = None if timeout_sec is None or timeout_sec < 0 else round(timeout_sec * 1e9)
-    loop._sleeper.wait_until(loop._task, future.done, timeout_ns)
+    if loop.beside:
+        loop.wait_beside(future.done, timeout_ns)
+    else:
+        loop._sleeper.wait_until(loop._task, future.done, timeout_ns)
     if loop.stopped:
         _stopped()
 

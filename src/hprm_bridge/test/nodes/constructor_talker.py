@@ -1,8 +1,9 @@
 """A node that publishes in its constructor (a map, a first state), has a timer, and is
 spun by its main after a load of ``load`` seconds (a model, say) spent blocked, not
-sleeping. No HPRM import.
+sleeping; with ``step``, its main steps it with ``spin_once`` until three ticks instead.
+No HPRM import.
 
-Parameters: load (default 0.0)."""
+Parameters: load (default 0.0), step (default false)."""
 
 import contextlib
 import select
@@ -29,6 +30,11 @@ def main():
     rclpy.init()
     node = ConstructorTalker()
     select.select([], [], [], node.declare_parameter("load", 0.0).value)
+    if node.declare_parameter("step", False).value:
+        while rclpy.ok() and node.ticks < 3:
+            rclpy.spin_once(node, timeout_sec=0.05)
+        print(f"STEPPED to tick {node.ticks}", flush=True)
+        return
     with contextlib.suppress(KeyboardInterrupt):
         rclpy.spin(node)
     print("SPIN RETURNED", flush=True)
