@@ -45,8 +45,8 @@ GATEWAY_NAME = "ros2_gateway"
 
 def late_spec(text: str) -> str:
     """A port for late subscriptions or publishers as ``--late`` and ``--late-publisher``
-    take it, ``TOPIC:TYPE`` (a full topic
-    name, a message type), checked; a ValueError saying what is expected otherwise."""
+    take it, ``TOPIC:TYPE`` (a full topic name, a message type), checked; a ValueError
+    saying what is expected otherwise."""
     topic, colon, ros_type = text.partition(":")
     if not (colon and topic.startswith("/") and ros_type.count("/") == 2):
         raise ValueError(
@@ -105,10 +105,10 @@ class _RclpyFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 def install_imports() -> None:
     """``import rclpy`` (and ``sensor_msgs_py``) and ``import <pkg>.msg`` give HPRM's in
-    this process, and
-    ``time.sleep`` is the one that sleeps in logical time inside an action's execute
-    callback (:mod:`hprm_bridge.rclpy.logical_sleep`; Python's everywhere else): set
-    before the node file runs, so its ``from time import sleep`` takes it too."""
+    this process, and ``time.sleep`` is the one that sleeps in logical time inside an
+    action's execute callback (:mod:`hprm_bridge.rclpy.logical_sleep`; Python's
+    everywhere else): set before the node file runs, so its ``from time import sleep``
+    takes it too."""
     from hprm_bridge.rclpy import logical_sleep
 
     if not any(isinstance(f, _RclpyFinder) for f in sys.meta_path):

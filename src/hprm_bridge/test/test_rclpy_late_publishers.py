@@ -38,7 +38,7 @@ def test_an_undeclared_late_publisher_is_refused_naming_the_option():
     code, out = _run()
     assert code != 0, out
     assert "Node.create_publisher(/chatter) after its node started" in out
-    assert "--late-publisher NODE=/chatter:TYPE" in out
+    assert "--late-publisher NODE=/chatter:std_msgs/msg/String" in out
 
 
 @pytest.mark.parametrize(

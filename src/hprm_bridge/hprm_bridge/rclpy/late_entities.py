@@ -57,7 +57,7 @@ def place(entities: list[Any], call: str, name: str, type_: Any) -> int:
         "and type to take the place of (create it before spin, or in a lifecycle node's "
         "on_configure/on_activate, which run before the node joins"
         + (
-            f"; or declare its port: hprm-ros run --late-publisher NODE={name}:TYPE, "
+            f"; or declare its port: hprm-ros run --late-publisher NODE={name}:{type_}, "
             "PortedNode(late_publishers=[...]))"
             if call == "create_publisher"
             else ")"
