@@ -78,7 +78,15 @@ class Peer:
 
 
 def _fresh_domain() -> int:
-    d = random_domain_id(avoid=_used_domains)
+    """A domain id no earlier test of this run took, while there are such ids below the
+    ephemeral port range (about a hundred); then the run's ids again, from scratch: the
+    tests run one at a time and each stops its processes, so an id given long ago is
+    free again."""
+    try:
+        d = random_domain_id(avoid=_used_domains)
+    except RuntimeError:
+        _used_domains.clear()
+        d = random_domain_id()
     _used_domains.add(d)
     return d
 

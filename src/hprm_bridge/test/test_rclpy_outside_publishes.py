@@ -98,11 +98,14 @@ def test_a_thread_started_after_the_start_is_heard_with_the_next_callback(ported
     assert "'late_worker'" in out
 
 
-def test_the_graph_of_a_device_loop_is_its_ports():
-    """Describing runs the node file until its node would start: a device loop's does,
-    after the grace, and its next publish ends it (the description is written)."""
+@pytest.mark.parametrize("readings", [5, 15])
+def test_the_graph_of_a_device_loop_is_its_ports(readings):
+    """Describing runs the node file until its node would start: a device loop's starts
+    as its main ends (0.5 s of readings) or after the grace (1.5 s), and the description
+    is written either way; the main then ends without a stop to ask for."""
     r = subprocess.run(
-        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", DEVICE, LISTENER],
+        [sys.executable, "-m", "hprm_bridge.ros_cli", "graph", DEVICE, LISTENER,
+         "--param", f"device_talker:readings:={readings}"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert r.returncode == 0, r.stdout + r.stderr

@@ -72,6 +72,7 @@ When the node file's main ends, or raises, the federation stops at the next tag
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -85,6 +86,7 @@ from hprm_bridge.rclpy.logical_sleep import (
     in_turn,
     release_main,
 )
+from hprm_core.errors import AssemblyError
 
 # how long a main that published with nothing spinning its node may go on before the
 # node starts beside it (a node's constructor may publish before its main spins)
@@ -274,11 +276,13 @@ class MainLoop:
             failure = None  # the reactor's now: the node fails with it
         elif not self._ended.is_set():
             if self.beside:
-                self._settle()
+                self._settle()  # started and sent, or over (a description: never started)
             elif not self._started():  # interrupted while joining: leave the join behind
                 self._restore_signals()
                 raise failure if failure is not None else KeyboardInterrupt
-            self.node._reactor.request_stop()
+            if not self._ended.is_set():
+                with contextlib.suppress(AssemblyError):  # it ended meanwhile
+                    self.node._reactor.request_stop()
         self._ended.wait()
         if self._thread.ident is not None:
             self._thread.join()
