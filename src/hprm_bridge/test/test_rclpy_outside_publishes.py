@@ -26,11 +26,11 @@ def _heard(out: str) -> list[str]:
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_device_loop_in_a_main_that_never_spins_or_sleeps_is_heard(ported_run, coordination):
-    """Its readings take 1.5 s, past the grace: the node starts beside the main, and
+    """Its readings take 2.5 s, past the grace: the node starts beside the main, and
     every reading goes out as it is read, then the last word of its ``finally``."""
-    out = ported_run(DEVICE, LISTENER, "--param", "device_talker:readings:=15",
+    out = ported_run(DEVICE, LISTENER, "--param", "device_talker:readings:=25",
                      "--coordination", coordination, timeout="60 s")  # fmt: skip
-    assert _heard(out) == [f"reading {i}" for i in range(15)] + ["device closed"], out
+    assert _heard(out) == [f"reading {i}" for i in range(25)] + ["device closed"], out
     assert BESIDE in out
     assert "stop requested by device_talker" in out  # its main's end stopped the rest
 
@@ -61,7 +61,7 @@ def test_ctrl_c_stops_a_device_loop_blocked_in_its_read(interrupted_run):
     assert "Traceback" not in out and "exited with code" not in out
 
 
-@pytest.mark.parametrize("load", [0.0, 1.5])
+@pytest.mark.parametrize("load", [0.0, 2.5])
 def test_a_constructors_publish_then_a_spin_is_no_device_loop(ported_run, load):
     """Spun at once, the node starts as any; spun after the grace (a long load), it
     started beside the main, and the spin waits for its federation: heard the same."""
@@ -72,14 +72,20 @@ def test_a_constructors_publish_then_a_spin_is_no_device_loop(ported_run, load):
     assert "[constructor_talker] SPIN RETURNED" in out
 
 
-@pytest.mark.parametrize("load", [0.0, 1.5])
+@pytest.mark.parametrize("load", [0.0, 2.5])
 def test_a_constructors_publish_then_a_spin_once_loop_is_no_device_loop(ported_run, load):
-    """Stepped at once, the main takes turns; after the grace, the node started beside
-    it and its spin_once waits in wall-clock time, saying so: the same messages heard."""
+    """Stepped at once, the main takes turns in logical time: three spin_once return at
+    the start, 50 ms on (the timeout) and at the first tick (100 ms), and the main's end
+    stops the federation there. After the grace the node started beside it (it ticked
+    through the load), and its spin_once waits in wall-clock time, saying so."""
     out = ported_run(CONSTRUCTOR, LISTENER, "--param", f"constructor_talker:load:={load}",
                      "--param", "constructor_talker:step:=true", timeout="5 s")  # fmt: skip
-    assert _heard(out)[:4] == ["from the constructor", "tick 1", "tick 2", "tick 3"], out
-    assert "[constructor_talker] STEPPED to tick 3" in out
+    heard = _heard(out)
+    assert heard[:2] == ["from the constructor", "tick 1"], out
+    if load == 0.0:
+        assert heard == ["from the constructor", "tick 1"], out
+        assert "[constructor_talker] STEPPED to tick 1" in out
+    assert re.search(r"^\[constructor_talker\] STEPPED to tick \d+$", out, re.M), out
     assert ("it waits in wall-clock time" in out) == (load > 1.0), out
 
 
@@ -92,7 +98,7 @@ def test_the_device_loop_runs_under_real_rclpy_too(rclpy_until_stop):
 def test_a_thread_started_after_the_start_is_heard_with_the_next_callback(ported_run):
     """No physical action was made for it (none was expected at the start): its messages
     go out with the node's next tick, and the first publish says so, once."""
-    out = ported_run(NODES / "callback_thread_talker.py", LISTENER, timeout="1 s")
+    out = ported_run(NODES / "callback_thread_talker.py", LISTENER, timeout="2 s")
     assert _heard(out) == [f"from the late thread {n}" for n in range(3)], out
     assert out.count("outside the node's callbacks: it goes out with the node's next") == 1, out
     assert "'late_worker'" in out

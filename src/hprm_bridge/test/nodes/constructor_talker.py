@@ -1,6 +1,6 @@
 """A node that publishes in its constructor (a map, a first state), has a timer, and is
 spun by its main after a load of ``load`` seconds (a model, say) spent blocked, not
-sleeping; with ``step``, its main steps it with ``spin_once`` until three ticks instead.
+sleeping; with ``step``, its main steps it with three ``spin_once`` instead.
 No HPRM import.
 
 Parameters: load (default 0.0), step (default false)."""
@@ -31,7 +31,7 @@ def main():
     node = ConstructorTalker()
     select.select([], [], [], node.declare_parameter("load", 0.0).value)
     if node.declare_parameter("step", False).value:
-        while rclpy.ok() and node.ticks < 3:
+        for _ in range(3):
             rclpy.spin_once(node, timeout_sec=0.05)
         print(f"STEPPED to tick {node.ticks}", flush=True)
         return
