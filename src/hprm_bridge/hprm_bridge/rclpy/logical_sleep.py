@@ -312,10 +312,10 @@ def holds_turn(reactor_thread: int | None) -> bool:
     ``reactor_thread`` yet), in a reaction of the federate's thread, or in a task (the
     node file's main between two ``spin_once``) while it holds the turn. A thread of the
     node file's own, outside any turn, may not."""
-    if reactor_thread is None:
-        return True
+    if reactor_thread is None or threading.get_ident() == reactor_thread:
+        return True  # the reactor's own thread first: the cheap test, and the usual case
     task = current_task()
-    return threading.get_ident() == reactor_thread or (task is not None and task.in_turn)
+    return task is not None and task.in_turn
 
 
 class Sleeper:

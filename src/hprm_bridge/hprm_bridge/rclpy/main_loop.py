@@ -76,6 +76,7 @@ import contextlib
 import signal
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from hprm_bridge.rclpy.exceptions import UnsupportedError
@@ -112,9 +113,7 @@ class MainLoop:
         self._polled_at: Any = None  # the tag of the last zero-timeout poll
         self._signals: dict[int, Any] = {}
         self._ended = threading.Event()  # the federate has left
-        self._late = False  # the main's first sleep came after the start (spin_here)
         self.beside = False  # started by the main's publish: it never takes turns
-        self._warned = False  # that a spin_once then waits in wall-clock time
 
     def start(self) -> None:
         """From the thread that steps the node (the main, or a thread of the node file's
@@ -136,10 +135,17 @@ class MainLoop:
         """A main beside its node ends: wait for the start, then for its last messages
         to go out (each at its physical tag), before the stop."""
         publishers = self.node._publishers
-        while not self._ended.is_set() and (
-            not self._started() or any(p._queue for p in publishers)
-        ):
-            self._ended.wait(0.005)
+        self._until(lambda: self._started() and not any(p._queue for p in publishers), None)
+
+    def _until(self, done: Callable[[], bool], timeout_ns: int | None) -> None:
+        """Wait in wall-clock time, as a main beside its node does, until ``done()``,
+        ``timeout_ns`` or the federation's end."""
+        deadline = None if timeout_ns is None else time.monotonic() + timeout_ns / 1e9
+        while not done() and not self._ended.is_set():
+            left = 0.005 if deadline is None else min(0.005, deadline - time.monotonic())
+            if left <= 0:
+                return
+            self._ended.wait(left)
 
     def _catch_signals(self) -> None:  # the main thread only
         for s in (signal.SIGINT, signal.SIGTERM):  # the federate's handlers need the main thread
@@ -160,14 +166,13 @@ class MainLoop:
     def _adopt_main(self, delay_ns: int) -> Any:
         task = self._sleeper.adopt(delay_ns)
         if task is None:
-            if not self._late:
-                self._late = True
-                self.node.get_logger().warning(
-                    "the main thread's first sleep came after the federation started: it "
-                    "stays a thread beside the node, sleeping in wall-clock time (not "
-                    "deterministic); let the main sleep before it computes, or drive the "
-                    "node with spin_once"
-                )
+            self.node.get_logger().warning(
+                "the main thread's first sleep came after the federation started: it "
+                "stays a thread beside the node, sleeping in wall-clock time (not "
+                "deterministic); let the main sleep before it computes, or drive the "
+                "node with spin_once",
+                once=True,
+            )
             return None
         self._task = task
         self._catch_signals()
@@ -246,24 +251,18 @@ class MainLoop:
             timeout_ns = None  # polled again at one logical time: wait for a callback
         self._sleeper.wait_for_callbacks(self._task, timeout_ns)
 
-    def wait_beside(self, done: Any, timeout_ns: int | None) -> None:
+    def wait_beside(self, done: Callable[[], bool], timeout_ns: int | None) -> None:
         """``spin_once`` or ``spin_until_future_complete`` of a main whose node started
         beside it (it published, then went on for longer than the grace: a model's load,
         say): the node's callbacks run by themselves, so the main waits in wall-clock time
         until ``done()``, the timeout, or the federation's end."""
-        if not self._warned:
-            self._warned = True
-            self.node.get_logger().warning(
-                "spin_once after the node started beside the main (it published, then neither "
-                "spun nor slept for the grace): it waits in wall-clock time, not in turns "
-                "(spin or sleep before a long set-up to keep the main in logical time)"
-            )
-        deadline = None if timeout_ns is None else time.monotonic() + timeout_ns / 1e9
-        while not done() and not self._ended.is_set():
-            left = 0.01 if deadline is None else min(0.01, deadline - time.monotonic())
-            if left <= 0:
-                return
-            self._ended.wait(left)
+        self.node.get_logger().warning(
+            "spin_once after the node started beside the main (it published, then neither "
+            "spun nor slept for the grace): it waits in wall-clock time, not in turns "
+            "(spin or sleep before a long set-up to keep the main in logical time)",
+            once=True,
+        )
+        self._until(done, timeout_ns)
 
     def finish(self, failure: BaseException | None) -> int:
         """From the main thread, as the node file ends (having raised ``failure``): stop

@@ -86,7 +86,7 @@ def attach(node: Node, triggers: list[Any]) -> None:
 
 
 def _published(node: Node, action: PhysicalAction) -> None:
-    if threading.get_ident() != node._reaction_thread and not holds_turn(node._reaction_thread):
+    if not holds_turn(node._reaction_thread):
         from hprm_bridge.rclpy import ok
 
         if not ok():  # the federation stopped: rclpy's publish raises there too
@@ -98,7 +98,7 @@ def _published(node: Node, action: PhysicalAction) -> None:
 
 
 def _unexpected(node: Node) -> None:
-    if threading.get_ident() == node._reaction_thread or holds_turn(node._reaction_thread):
+    if holds_turn(node._reaction_thread):
         return
     for pub in node._publishers:  # said once
         pub._outside = None
