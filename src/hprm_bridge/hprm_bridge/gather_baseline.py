@@ -12,6 +12,7 @@ they received; ``copy``: a fresh copy), tagged with their index in
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -24,6 +25,8 @@ from hprm_bridge.wire.dds_config import random_domain_id
 CLIENTS = 4
 _REQUEST = "/gather/request"
 _REPLY = "/gather/reply"
+_POLL_S = 0.5  # how often an idle client looks for its server
+_IDLE_S = 60  # an idle client gives up after this long without a request
 
 
 def _image(node, data: np.ndarray, frame_id: str):
@@ -43,14 +46,27 @@ def _image(node, data: np.ndarray, frame_id: str):
 def _client(index: int, domain: int, mode: str) -> None:
     from hprm_bridge.wire import Node
 
+    server = os.getppid()
     with Node(f"gather_client_{index}", domain_id=domain, localhost_only=True) as node:
         sub = node.create_subscription("sensor_msgs/msg/Image", _REQUEST)
         pub = node.create_publisher("sensor_msgs/msg/Image", _REPLY)
-        print("ready", flush=True)
+        try:
+            print("ready", flush=True)
+        except BrokenPipeError:  # the server is gone (interrupted while starting this client)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no 2nd at exit
+            return
+        idle_since = time.monotonic()
         while True:
-            msg = sub.take(timeout_sec=60)
-            if msg is None or msg.header.frame_id == "stop":
+            msg = sub.take(timeout_sec=_POLL_S)
+            if msg is None:
+                # In a session of its own, no Ctrl-C reaches this client: it ends when its
+                # server is gone (this process is then another's child) or silent too long.
+                if os.getppid() != server or time.monotonic() - idle_since > _IDLE_S:
+                    return
+                continue
+            if msg.header.frame_id == "stop":
                 return
+            idle_since = time.monotonic()
             data = msg.data if mode == "forward" else np.array(msg.data, copy=True)
             pub.publish(_image(node, data, str(index)))
 
@@ -60,19 +76,24 @@ def gather(mb: float, rounds: int, client: str) -> list[int]:
     from hprm_bridge.wire import Node
 
     domain = random_domain_id()  # ports below the ephemeral range
-    procs = [
-        # a session of their own, as the launcher's federates: a terminal's Ctrl-C reaches
-        # this server, which stops them (stop_processes), never a client still importing
-        # (seen: its KeyboardInterrupt traceback from `import numpy`)
-        subprocess.Popen(
-            [sys.executable, "-m", "hprm_bridge.gather_baseline", str(i), str(domain), client],
-            stdout=subprocess.PIPE,
-            text=True,
-            start_new_session=True,
-        )
-        for i in range(CLIENTS)
-    ]
+    # Each client in a session of its own, as the launcher's federates: a terminal's Ctrl-C
+    # reaches this server, which stops them (stop_processes), never a client still
+    # importing (seen: its KeyboardInterrupt traceback from `import numpy`). Started one by
+    # one inside the try, so that an interrupt between two starts stops those already
+    # running; one started by a Popen that the interrupt cut short is in no list, and ends
+    # by itself once its server is gone (_client).
+    procs: list[subprocess.Popen[str]] = []
     try:
+        for i in range(CLIENTS):
+            procs.append(
+                subprocess.Popen(
+                    [sys.executable, "-m", "hprm_bridge.gather_baseline", str(i), str(domain),
+                     client],
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    start_new_session=True,
+                )
+            )  # fmt: skip
         for p in procs:
             assert p.stdout is not None
             p.stdout.readline()
