@@ -6,6 +6,10 @@ The same four files (`carla_demo.sim_node`, ``agent_node``, ``detector_node``,
 * ``ros2``: four plain processes on the real rclpy (needs a sourced ROS 2 Humble);
 * ``ros2-shm``: the same with ``transport:=shm``: images in shared memory, names on topics
   (the HPRM paper's second baseline);
+* ``ros2-bytes``: the same with ``transport:=bytes``: each image message serialized into a
+  ``byte[]`` field, the message layout of the HPRM paper's own ROS 2 baseline (it pickled
+  the observations into ``byte[]``: its 275 ms frames), kept to show where that figure came
+  from; ``ros2`` is the baseline a ROS 2 team would write;
 * ``hprm-centralized`` / ``hprm-decentralized``: ``hprm-ros run``, one federate per node;
   large messages by shared-memory reference, small ones on sockets;
 
@@ -29,8 +33,12 @@ from hprm_bridge.wire.dds_config import random_domain_id
 
 from . import affinity, timing
 
-VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized", "floor")
+VARIANTS = ("ros2", "ros2-shm", "ros2-bytes", "hprm-centralized", "hprm-decentralized", "floor")
 NODES = ("sim", "agent", "detector", "fusion")
+# How each variant's images travel (`carla_demo.messages.TRANSPORTS`), told to the nodes that
+# send or read them; the default, topic, is told to none
+TRANSPORT = {"ros2-shm": "shm", "ros2-bytes": "bytes"}
+IMAGE_NODES = ("sim", "agent", "detector")
 # Decentralized: the whole run happens at one logical time (the loop closes with a microstep
 # delay, as the paper's `after 0`), so a node waiting for two inputs of a frame must never
 # conclude from the clock that the second will not come: its STP offset bounds the run's
@@ -66,7 +74,7 @@ def _params(
     warmup: int,
     seed: int,
     report: Path,
-    shm: bool,
+    transport: str,
     policy_weights: str | None,
     detector_weights: str | None,
     carla_host: str | None,
@@ -84,8 +92,9 @@ def _params(
         params["agent"].append(f"weights:={policy_weights}")
     if detector_weights:
         params["detector"].append(f"weights:={detector_weights}")
-    if shm:
-        params["sim"].append("transport:=shm")
+    if transport != "topic":
+        for node in IMAGE_NODES:
+            params[node].append(f"transport:={transport}")
     if cpu is not None:
         for node in PINNED_NODES:
             params[node].append(f"cpu:={cpu}")
@@ -134,7 +143,7 @@ def run_variant(
             warmup,
             seed,
             report,
-            variant == "ros2-shm",
+            TRANSPORT.get(variant, "topic"),
             policy_weights,
             detector_weights,
             carla_host,

@@ -1,14 +1,15 @@
 """agent: the Roach PPO policy, bird's-eye view + measurements -> throttle, steer, brake.
 
 Plain rclpy. Parameters: ``weights`` (a carla-roach checkpoint; empty: seeded random weights,
-with an error-level log line saying so), ``seed``.
+with an error-level log line saying so), ``seed``, ``transport`` (the sim's: ``bytes`` unwraps
+each bird's-eye view from its ``byte[]``).
 """
 
 import warnings
 
 import numpy as np
 from rclpy.node import Node
-from sensor_msgs.msg import Image, JointState
+from sensor_msgs.msg import JointState
 
 from carla_demo import messages
 from carla_demo.frame_sync import FrameSync
@@ -25,6 +26,8 @@ class Agent(Node):
         super().__init__("agent")
         weights = self.declare_parameter("weights", "").value
         seed = self.declare_parameter("seed", 0).value
+        transport = self.declare_parameter("transport", "topic").value
+        image_type = messages.image_type(transport)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RandomWeightsWarning)
             self.policy = RoachPolicy(weights or None, seed=seed)
@@ -34,7 +37,8 @@ class Agent(Node):
         self.timing = Timing("agent")
         self.pub = self.create_publisher(JointState, "agent/action", 1)
         self.sync = FrameSync(("birdview", "measurements"), self.act)
-        self.create_subscription(Image, "birdview", lambda m: self.sync.add("birdview", m), 1)
+        birdview = messages.image_callback(transport, lambda m: self.sync.add("birdview", m))
+        self.create_subscription(image_type, "birdview", birdview, 1)
         self.create_subscription(
             JointState, "measurements", lambda m: self.sync.add("measurements", m), 1
         )

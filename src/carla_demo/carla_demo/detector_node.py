@@ -2,14 +2,15 @@
 
 Plain rclpy. Parameters: ``weights`` (a yolov8n.onnx exported by ultralytics; empty: seeded
 random weights, with an error-level log line saying so), ``seed``, ``threads`` (inference
-threads; 0: onnxruntime's default). Runs on the GPU when onnxruntime has CUDA, or PyTorch
+threads; 0: onnxruntime's default), ``transport`` (the sim's: ``bytes`` unwraps each image
+from its ``byte[]``). Runs on the GPU when onnxruntime has CUDA, or PyTorch
 does (``carla_demo.torch_gpu``).
 """
 
 import warnings
 
 from rclpy.node import Node
-from sensor_msgs.msg import Image, PointCloud2
+from sensor_msgs.msg import PointCloud2
 
 from carla_demo import messages
 from carla_demo.fusion_rules import mark_red_lights
@@ -26,6 +27,8 @@ class DetectorNode(Node):
         weights = self.declare_parameter("weights", "").value
         seed = self.declare_parameter("seed", 0).value
         threads = self.declare_parameter("threads", 0).value
+        transport = self.declare_parameter("transport", "topic").value
+        image_type = messages.image_type(transport)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RandomWeightsWarning)
             self.detector = Detector(weights or None, seed=seed, threads=threads or None)
@@ -35,7 +38,9 @@ class DetectorNode(Node):
         self.shm = ShmReader()
         self.timing = Timing("detector")
         self.pub = self.create_publisher(PointCloud2, "detector/detections", 1)
-        self.create_subscription(Image, "camera/image", self.detect, 1)
+        self.create_subscription(
+            image_type, "camera/image", messages.image_callback(transport, self.detect), 1
+        )
 
     def detect(self, msg):
         if msg.header.frame_id.startswith(PREFIX):

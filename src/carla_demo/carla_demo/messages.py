@@ -19,7 +19,9 @@ topic                     type                        content
 Every message carries the frame's simulation time as ``header.stamp``: it is how nodes
 pair the messages of one frame (`carla_demo.frame_sync`), whatever order they arrive in.
 In the ``ros2-shm`` variant the images travel in shared memory and their messages carry no
-pixels, only ``header.frame_id = "shm:NAME"`` (`carla_demo.shm_transport`).
+pixels, only ``header.frame_id = "shm:NAME"`` (`carla_demo.shm_transport`). In ``ros2-bytes``
+(the HPRM paper's own ROS 2 baseline) each image message travels serialized inside a
+``std_msgs/ByteMultiArray`` on the same topic (`bytes_msg`).
 """
 
 from __future__ import annotations
@@ -29,8 +31,11 @@ from typing import Any
 
 import numpy as np
 from sensor_msgs.msg import Image, JointState, PointCloud2, PointField
+from std_msgs.msg import ByteMultiArray
 
 CONTROL_NAMES = ("throttle", "steer", "brake")
+# How the images travel: the ``transport`` parameter of the nodes that send or read them
+TRANSPORTS = ("topic", "shm", "bytes")
 DETECTION_FIELDS = ("x1", "y1", "x2", "y2", "score", "class_id")
 _FLOAT32 = 7  # sensor_msgs/PointField.FLOAT32
 # The detections' layout, the same in every message: made once, not six PointFields per frame
@@ -40,6 +45,13 @@ _DETECTION_LAYOUT = tuple(
     PointField(name=n, offset=4 * i, datatype=_FLOAT32, count=1)
     for i, n in enumerate(DETECTION_FIELDS)
 )
+
+
+def image_type(transport: str) -> type:
+    """The type of the image topics' messages under `transport` (one of `TRANSPORTS`)."""
+    if transport not in TRANSPORTS:
+        raise ValueError(f"transport must be one of {', '.join(TRANSPORTS)}, not {transport!r}")
+    return ByteMultiArray if transport == "bytes" else Image
 
 
 def stamp_ns(msg: Any) -> int:
@@ -139,3 +151,32 @@ def detections(msg: PointCloud2) -> np.ndarray:
     if names != DETECTION_FIELDS or msg.point_step != 4 * len(DETECTION_FIELDS):
         raise ValueError(f"not a detections cloud: fields {names}")
     return np.frombuffer(msg.data, np.float32).reshape(-1, len(DETECTION_FIELDS))
+
+
+def bytes_msg(msg: Any) -> ByteMultiArray:
+    """`msg` serialized into a ``byte[]`` field: how the HPRM paper's ROS 2 baseline sent each
+    observation (pickled into a ``byte[] data`` message), the layout behind its 275 ms frames.
+    rclpy keeps a ``byte[]`` as a list of one-byte ``bytes``, checked and converted one by one
+    at each end: that, not the serializer, is what it costs. The list is made in C here (no
+    Python loop over the bytes), the fastest form rclpy's setter takes. Serialized by rclpy,
+    not pickled: unpickling what a DDS peer sends would run its code."""
+    from rclpy.serialization import serialize_message  # here: the other helpers need no rclpy
+
+    out = ByteMultiArray()
+    out.data = memoryview(serialize_message(msg)).cast("c").tolist()
+    return out
+
+
+def from_bytes_msg(msg: ByteMultiArray, msg_type: type) -> Any:
+    """The message of `msg_type` that `bytes_msg` put into `msg`."""
+    from rclpy.serialization import deserialize_message
+
+    return deserialize_message(b"".join(msg.data), msg_type)
+
+
+def image_callback(transport: str, callback: Any) -> Any:
+    """`callback` as an image topic's subscription callback under `transport`: under
+    ``bytes`` each message is unwrapped into its Image first (`from_bytes_msg`)."""
+    if transport != "bytes":
+        return callback
+    return lambda msg: callback(from_bytes_msg(msg, Image))

@@ -13,17 +13,18 @@ and bird's-eye view into it and the messages cross without a copy; elsewhere it 
 an ``array.array`` that the messages take as it is (`world.byte_array`).
 
 Parameters: ``frames`` (measured, default 400), ``warmup`` (100, not measured), ``seed``,
-``carla_host``/``carla_port`` (empty: the embedded world), ``transport`` (``topic``, or
-``shm`` for the ros2-shm baseline), ``report`` (a JSON file to write the per-frame figures
-to), ``resend_period`` (seconds between re-sends of the first frame while no control came
-back: ROS 2 discovery may not have matched every subscriber yet).
+``carla_host``/``carla_port`` (empty: the embedded world), ``transport`` (``topic``,
+``shm`` for the ros2-shm baseline, ``bytes`` for the paper's ros2 baseline: each image
+message serialized into a ``byte[]``, `messages.bytes_msg`), ``report`` (a JSON file to
+write the per-frame figures to), ``resend_period`` (seconds between re-sends of the first
+frame while no control came back: ROS 2 discovery may not have matched every subscriber yet).
 """
 
 import json
 import time
 
 from rclpy.node import Node
-from sensor_msgs.msg import Image, JointState
+from sensor_msgs.msg import JointState
 
 from carla_demo import messages
 from carla_demo.shm_transport import ShmWriter
@@ -45,16 +46,18 @@ class Sim(Node):
         if self.frames < 1 or self.warmup < 0:
             raise ValueError(f"frames must be >= 1 and warmup >= 0, got {self.frames} and "
                              f"{self.warmup}")  # fmt: skip
-        if transport not in ("topic", "shm"):
-            raise ValueError(f"transport must be 'topic' or 'shm', not {transport!r}")
+        image_type = messages.image_type(transport)
         self.shm = ShmWriter() if transport == "shm" else None
-        self.camera_pub = self.create_publisher(Image, "camera/image", 1)
-        loan = getattr(self.camera_pub, "borrow_loaned_array", None) if self.shm is None else None
+        self.wrap = messages.bytes_msg if transport == "bytes" else None
+        self.camera_pub = self.create_publisher(image_type, "camera/image", 1)
+        # a loan holds an Image's pixels: only where the topics carry Images with pixels
+        loan = getattr(self.camera_pub, "borrow_loaned_array", None)
+        loan = loan if transport == "topic" else None
         self.loaned = loan is not None
         self.world = open_world(
             carla_host=host or None, carla_port=port, seed=seed, alloc=loan or byte_array
         )
-        self.birdview_pub = self.create_publisher(Image, "birdview", 1)
+        self.birdview_pub = self.create_publisher(image_type, "birdview", 1)
         self.measurements_pub = self.create_publisher(JointState, "measurements", 1)
         self.create_subscription(JointState, "control", self.on_control, 1)
         self.obs = None
@@ -88,6 +91,8 @@ class Sim(Node):
         bev_shape = (obs.birdview.shape[0] * obs.birdview.shape[1], obs.birdview.shape[2])
         bev_id = "birdview" if self.shm is None else self.shm.write("birdview", obs.birdview)
         birdview = messages.image_msg(bev_pixels, bev_shape, "mono8", ns, bev_id, self.loaned)
+        if self.wrap is not None:
+            camera, birdview = self.wrap(camera), self.wrap(birdview)
         self.camera_pub.publish(camera)
         self.birdview_pub.publish(birdview)
         self.measurements_pub.publish(messages.values_msg(MEASUREMENT_NAMES, obs.measurements, ns))

@@ -3,6 +3,7 @@
     ros2 launch carla_demo ab.launch.py                          # HPRM, centralized
     ros2 launch carla_demo ab.launch.py variant:=ros2            # four plain rclpy nodes
     ros2 launch carla_demo ab.launch.py variant:=ros2-shm        # images in shared memory
+    ros2 launch carla_demo ab.launch.py variant:=ros2-bytes      # the paper's byte[] baseline
     ros2 launch carla_demo ab.launch.py variant:=hprm-decentralized frames:=50 warmup:=10
     ros2 launch carla_demo ab.launch.py carla_host:=localhost    # a CARLA server
     ros2 launch carla_demo ab.launch.py cpu:=1                   # sim, detector, fusion on CPU 1
@@ -25,7 +26,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 from launch_ros.descriptions import Parameter
 
-VARIANTS = ("ros2", "ros2-shm", "hprm-centralized", "hprm-decentralized")
+VARIANTS = ("ros2", "ros2-shm", "ros2-bytes", "hprm-centralized", "hprm-decentralized")
 NODES = ("sim", "agent", "detector", "fusion")
 TWO_INPUT = ("agent", "fusion")
 STP_PER_FRAME_S = 2.0  # as carla_demo.ab: decentralized runs happen at one logical time
@@ -66,7 +67,6 @@ def _nodes(context):
         "seed": int(arg("seed")),
         "carla_host": arg("carla_host"),
         "report": arg("report"),
-        "transport": "shm" if variant == "ros2-shm" else "topic",
     }
     params = {
         "sim": sim,
@@ -74,6 +74,11 @@ def _nodes(context):
         "detector": {"seed": int(arg("seed")), "weights": arg("detector_weights")},
         "fusion": {},
     }
+    from carla_demo.ab import IMAGE_NODES, TRANSPORT
+
+    if variant in TRANSPORT:  # as carla_demo.ab: how the images travel
+        for n in IMAGE_NODES:
+            params[n]["transport"] = TRANSPORT[variant]
     if arg("cpu"):  # as carla_demo.ab: the critical path's callbacks on one CPU
         from carla_demo.ab import PINNED_NODES, check_cpu
 

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from carla_demo.ab import PINNED_NODES, _add_transport, _params, rclpy_missing, run_variant
+from carla_demo.ab import (
+    IMAGE_NODES,
+    PINNED_NODES,
+    _add_transport,
+    _params,
+    rclpy_missing,
+    run_variant,
+)
 from hprm_core import compiled
 
 FRAMES, WARMUP = 4, 2
@@ -141,14 +148,23 @@ def test_the_bench_refuses_cpu_with_busy_poll_and_spins_on_any_cpu_by_default(tm
 
 
 def test_cpu_goes_to_the_critical_paths_nodes_only():
-    params = _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=3)
+    params = _params(1, 0, 0, Path("r.json"), "topic", None, None, None, cpu=3)
     assert {n for n, kvs in params.items() if "cpu:=3" in kvs} == set(PINNED_NODES)
     assert set(PINNED_NODES) == {"sim", "detector", "fusion"}
     assert not any(
         "cpu" in kv
-        for kvs in _params(1, 0, 0, Path("r.json"), False, None, None, None, cpu=None).values()
+        for kvs in _params(1, 0, 0, Path("r.json"), "topic", None, None, None, cpu=None).values()
         for kv in kvs
     )
+
+
+@pytest.mark.parametrize("transport", ["shm", "bytes"])
+def test_a_transport_goes_to_the_nodes_that_send_or_read_images(transport):
+    params = _params(1, 0, 0, Path("r.json"), transport, None, None, None, cpu=None)
+    told = {n for n, kvs in params.items() if f"transport:={transport}" in kvs}
+    assert told == set(IMAGE_NODES) == {"sim", "agent", "detector"}
+    plain = _params(1, 0, 0, Path("r.json"), "topic", None, None, None, cpu=None)
+    assert not any("transport" in kv for kvs in plain.values() for kv in kvs)
 
 
 def test_the_floor_is_reproducible_and_depends_on_the_seed(floor):
@@ -183,7 +199,7 @@ def test_without_ros_the_ros2_variants_say_why():
 
 
 @pytest.mark.ros2
-@pytest.mark.parametrize("variant", ["ros2", "ros2-shm"])
+@pytest.mark.parametrize("variant", ["ros2", "ros2-shm", "ros2-bytes"])
 def test_plain_ros2_variants_deliver_every_frame_and_leave_no_shared_memory(variant, floor):
     if rclpy_missing():
         pytest.skip("needs a sourced ROS 2 Humble (rclpy importable)")
@@ -194,7 +210,7 @@ def test_plain_ros2_variants_deliver_every_frame_and_leave_no_shared_memory(vari
 
 
 @pytest.mark.ros2
-@pytest.mark.parametrize("variant", ["hprm-decentralized", "ros2-shm"])
+@pytest.mark.parametrize("variant", ["hprm-decentralized", "ros2-shm", "ros2-bytes"])
 def test_ros2_launch_runs_each_variant(tmp_path, variant, floor):
     if shutil.which("ros2") is None or rclpy_missing():
         pytest.skip("needs a sourced ROS 2 Humble (ros2 on PATH, rclpy importable)")

@@ -103,3 +103,59 @@ def test_values_come_in_the_order_asked_as_python_floats():
         "[0.5, 0.25, 1.0] ['float', 'float', 'float']",
         "refused: ['steer', 'brake', 'throttle'] lacks 'gear'",
     ]
+
+
+_BYTES = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    if sys.argv[1] == "hprm":
+        from hprm_bridge import porting
+        porting.install_imports()
+    from carla_demo import messages
+
+    pixels = np.random.default_rng(0).integers(0, 256, (6, 4, 3), dtype=np.uint8)
+    image = messages.image_msg(pixels, pixels.shape, "rgb8", 3_000_000_007, "camera")
+    wrapped = messages.bytes_msg(image)
+    got = []
+    messages.image_callback("bytes", got.append)(wrapped)
+    back = got[0]
+    plain = print
+    refused = None
+    try:
+        messages.image_type("pickle")
+    except ValueError as exc:
+        refused = str(exc)
+    print(json.dumps({
+        "wrapped": type(wrapped).__name__,
+        "types": sorted({type(b).__name__ for b in wrapped.data}),
+        "sizes": sorted({len(b) for b in wrapped.data}), "n": len(wrapped.data),
+        "back": type(back).__name__, "stamp": messages.stamp_ns(back),
+        "frame_id": back.header.frame_id, "shape": [back.height, back.width, back.step],
+        "equal": messages.image_array(back, 3).tobytes() == pixels.tobytes(),
+        "topic_is_plain": messages.image_callback("topic", plain) is plain,
+        "types_by_transport": [messages.image_type(t).__name__ for t in messages.TRANSPORTS],
+        "refused": refused,
+    }))
+    """
+)
+
+
+@pytest.mark.parametrize("classes", ["hprm", pytest.param("rclpy", marks=pytest.mark.ros2)])
+def test_the_bytes_transport_carries_an_image_whole_in_a_byte_array(classes):
+    """ros2-bytes, the paper's baseline layout: one 1-byte ``bytes`` per byte of the
+    serialized Image (what rclpy's byte[] holds), unwrapped into the same Image."""
+    if classes == "rclpy" and rclpy_missing() is not None:
+        pytest.skip(rclpy_missing())
+    r = subprocess.run([sys.executable, "-c", _BYTES, classes], capture_output=True, text=True,
+                       timeout=120)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    found = json.loads(r.stdout.splitlines()[-1])
+    assert found["wrapped"] == "ByteMultiArray" and found["back"] == "Image"
+    assert found["types"] == ["bytes"] and found["sizes"] == [1]
+    assert found["n"] > 6 * 4 * 3  # the pixels and the header, serialized
+    assert found["stamp"] == 3_000_000_007 and found["frame_id"] == "camera"
+    assert found["shape"] == [6, 4, 12] and found["equal"]
+    assert found["topic_is_plain"]
+    assert found["types_by_transport"] == ["Image", "Image", "ByteMultiArray"]
+    assert found["refused"] == "transport must be one of topic, shm, bytes, not 'pickle'"
