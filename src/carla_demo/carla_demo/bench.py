@@ -231,9 +231,10 @@ def _box_plot(path: str, latencies: dict[str, list[float]]) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=110)
+    names = list(latencies)
+    # room for every variant's name under its box (six overlapped at 8 inches)
+    fig, ax = plt.subplots(figsize=(max(8, 1.6 * len(names)), 4.5), dpi=110)
     try:
-        names = list(latencies)
         ax.boxplot([latencies[n] for n in names], showfliers=True, whis=(1, 99))
         ax.set_xticks(range(1, len(names) + 1), names)
         ax.set_yscale("log")
