@@ -177,13 +177,29 @@ def _flat_list(items: list[Any], cls: type, flat: Callable[..., Any], protocol: 
     return out
 
 
+def _scalars_only(cls: type) -> bool:
+    """Whether every field of ``cls`` is pickled as it is (no nested message, no numeric
+    array): its flat tuple is then its fields in order."""
+    for field, desc in cls._hprm_fields:  # type: ignore[attr-defined]
+        message = desc[0] == Nodetype.NAME
+        messages = desc[0] in _LISTS and desc[1][0][0] == Nodetype.NAME
+        if message or messages or field in cls._hprm_arrays:  # type: ignore[attr-defined]
+            return False
+    return True
+
+
 def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
     """Generates ``cls``'s flatten and build functions (once per class and process)."""
     from hprm_bridge.messages import message_class
 
+    # The build function calls only C: object.__setattr__ sets a message's __dict__ past
+    # its class's own __setattr__ (a name check, a Python call per message), and a
+    # sequence is its typed NumericSequence made by array's own __new__ (NumericSequence's
+    # is Python). Each Python call a message's rebuild makes costs microseconds cold.
     names: dict[str, Any] = {"_NotFlat": _NotFlat, "_pack": _pack, "_unpack": _unpack,
                              "_flat_list": _flat_list, "_new": object.__new__,
-                             "_fb": np.frombuffer, "_seq": _sequence}  # fmt: skip
+                             "_sd": object.__setattr__, "_anew": array.array.__new__,
+                             "_fb": np.frombuffer}  # fmt: skip
     reads: list[str] = []  # the flatten function's body
     leaves: list[str] = []  # its tuple's items
     builds: list[str] = []  # the build function's body, innermost message first
@@ -210,7 +226,18 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
                 names[f"E{var}_{i}"] = elem
                 names[f"F{var}_{i}"], names[f"B{var}_{i}"] = _codec(elem)
                 layout[-1] += f" [{elem._hprm_layout}]"
-                items.append(f"{field!r}: [B{var}_{i}(x) for x in v[{len(leaves)}]]")
+                x = f"v[{len(leaves)}]"
+                if _scalars_only(elem):  # each element built here: no call of its build
+                    fields = ", ".join(
+                        f"{f!r}: x[{j}]" for j, (f, _) in enumerate(elem._hprm_fields)
+                    )
+                    builds.append(f"l{var}_{i} = []")
+                    builds.append(f"for x in {x}:")
+                    builds.append(f"    e = _new(E{var}_{i}); _sd(e, '__dict__', {{{fields}}})")
+                    builds.append(f"    l{var}_{i}.append(e)")
+                    items.append(f"{field!r}: l{var}_{i}")
+                else:
+                    items.append(f"{field!r}: [B{var}_{i}(x) for x in {x}]")
                 leaves.append(f"_flat_list(d{var}[{field!r}], E{var}_{i}, F{var}_{i}, protocol)")
             elif field in c._hprm_arrays:  # _pack and _unpack, their common case inline
                 a, x, dt = f"a{var}_{i}", f"v[{len(leaves)}]", f"D{var}_{i}"
@@ -220,7 +247,8 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
                     small = f"_fb(bytearray({x}), {dt})"
                     big = f"_unpack({x}, {dt})"
                 else:  # a sequence: array.array, or numpy where out of band
-                    small = f"_seq({code!r}, {x})"
+                    names[f"S{var}_{i}"] = type(NumericSequence(code))
+                    small = f"_anew(S{var}_{i}, {code!r}, {x})"
                     big = f"_unpack({x}, {dt}, {code!r})"
                 items.append(f"{field!r}: {small} if type({x}) is bytes else {big}")
                 reads.append(f"{a} = d{var}[{field!r}]")
@@ -234,7 +262,7 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
             else:
                 items.append(f"{field!r}: v[{len(leaves)}]")
                 leaves.append(f"d{var}[{field!r}]")
-        builds.append(f"m{var} = _new(C{var}); m{var}.__dict__ = {{{', '.join(items)}}}")
+        builds.append(f"m{var} = _new(C{var}); _sd(m{var}, '__dict__', {{{', '.join(items)}}})")
 
     walk(cls, "0")
     indent = "\n    "

@@ -76,6 +76,65 @@ def test_a_message_is_one_rebuild_call_whatever_its_depth():
     assert _rebuilds(data) == 1 and pickle.loads(data) == cloud
 
 
+def _python_calls(function, *args):
+    """What ``function(*args)`` (a C function) returns, and the Python functions it ran."""
+    import sys
+
+    seen = []
+
+    def profile(frame, event, arg):
+        if event == "call":
+            seen.append(frame.f_code.co_name)
+
+    sys.setprofile(profile)
+    try:
+        out = function(*args)
+    finally:
+        sys.setprofile(None)
+    return out, seen
+
+
+def test_a_rebuild_runs_two_python_functions_whatever_the_message():
+    """A message is decoded right after a model evicted the caches, where each Python call
+    costs microseconds: its rebuild runs _rebuild_flat and its generated build, and no
+    message class's __setattr__, NumericSequence's __new__ or element's build."""
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    PointCloud2 = messages.message_class("sensor_msgs/msg/PointCloud2")
+    PointField = messages.message_class("sensor_msgs/msg/PointField")
+    joints = JointState(name=["a", "b"], position=[0.5, 1.5], velocity=[2.0], effort=[])
+    cloud = PointCloud2(fields=[PointField(name=n, offset=4 * i, datatype=7, count=1)
+                                for i, n in enumerate("xyz")], data=[1, 2, 3])  # fmt: skip
+    for msg in (joints, cloud):
+        data = pickle.dumps(msg, protocol=5)
+        pickle.loads(data)  # the codec is generated on the first
+        back, ran = _python_calls(pickle.loads, data)
+        assert ran == ["_rebuild_flat", "build"]
+        assert back == msg
+        assert type(back.position if msg is joints else back.data).__name__ == "NumericSequence"
+    assert [type(f) for f in back.fields] == [PointField] * 3
+    assert [f.name for f in back.fields] == ["x", "y", "z"]
+    back.fields[1].offset = 9  # each element its own
+    assert [f.offset for f in back.fields] == [0, 9, 8]
+    with pytest.raises(AttributeError, match="has no attribute 'offest'"):
+        back.fields[0].offest = 1  # the class's own check still guards the node's code
+
+
+def test_a_list_of_nested_messages_comes_back_whole():
+    """Elements with messages or lists of their own are built by their own build."""
+    DiagnosticArray = messages.message_class("diagnostic_msgs/msg/DiagnosticArray")
+    DiagnosticStatus = messages.message_class("diagnostic_msgs/msg/DiagnosticStatus")
+    KeyValue = messages.message_class("diagnostic_msgs/msg/KeyValue")
+    msg = DiagnosticArray(status=[
+        DiagnosticStatus(name="cpu", level=b"\x01",
+                         values=[KeyValue(key="load", value="0.5"), KeyValue(key="t", value="40")]),
+        DiagnosticStatus(name="disk", values=[]),
+    ])  # fmt: skip
+    back = pickle.loads(pickle.dumps(msg, protocol=5))
+    assert back == msg
+    assert [kv.key for kv in back.status[0].values] == ["load", "t"]
+    assert type(back.status[0].values[0]) is KeyValue
+
+
 def test_a_message_that_does_not_fit_its_layout_is_pickled_as_it_is():
     Image = messages.message_class("sensor_msgs/msg/Image")
     PointCloud2 = messages.message_class("sensor_msgs/msg/PointCloud2")
