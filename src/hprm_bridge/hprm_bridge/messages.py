@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import array
 import functools
 import importlib.abc
 import importlib.machinery
@@ -245,7 +246,10 @@ def _make_class(ros_type: str, reg: TypeRegistry) -> type:
             nested.append((f, desc[1]))
         elif f in numeric:  # its definition's default items, if it has some
             items = value.tolist() if len(value) else ()
-            fresh.append((f, functools.partial(NumericSequence, numeric[f], items)))
+            # made by array's own __new__ for the field's typed class: no Python call (a
+            # message is often built cold, right after a model ran: each call costs there)
+            typed = type(NumericSequence(numeric[f]))
+            fresh.append((f, functools.partial(array.array.__new__, typed, numeric[f], items)))
         elif isinstance(value, np.ndarray) and value.size == 0:
             value.flags.writeable = False
             static[f] = value

@@ -49,7 +49,7 @@ class NumericSequence(array.array):  # type: ignore[type-arg]
         if cls._code is None:  # NumericSequence(code, ...): an instance of code's class
             if not args or not isinstance(args[0], str):
                 raise TypeError("NumericSequence(typecode[, initializer])")
-            cls = _typed(args[0])
+            cls = _TYPED.get(args[0]) or _typed(args[0])
         elif not args or not isinstance(args[0], str):
             args = (cls._code, *args)
         return array.array.__new__(cls, *args)

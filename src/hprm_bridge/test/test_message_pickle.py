@@ -119,6 +119,23 @@ def test_a_rebuild_runs_two_python_functions_whatever_the_message():
         back.fields[0].offest = 1  # the class's own check still guards the node's code
 
 
+def test_a_new_message_runs_only_its_classes_init():
+    """Built by node code right after its model ran, as cold as its rebuild: a JointState
+    runs its own, its Header's and its Time's __init__, its three numeric sequences made
+    by array's C __new__, each of the field's typed NumericSequence and its own."""
+    JointState = messages.message_class("sensor_msgs/msg/JointState")
+    JointState()
+    msg, ran = _python_calls(JointState)
+    assert ran == ["__init__"] * 3
+    assert [type(s).__name__ for s in (msg.position, msg.velocity, msg.effort)] == [
+        "NumericSequence"
+    ] * 3
+    assert msg.position.typecode == "d" and len(msg.position) == 0
+    other = JointState()
+    other.position.append(1.0)
+    assert len(msg.position) == 0  # each message its own
+
+
 def test_a_list_of_nested_messages_comes_back_whole():
     """Elements with messages or lists of their own are built by their own build."""
     DiagnosticArray = messages.message_class("diagnostic_msgs/msg/DiagnosticArray")
