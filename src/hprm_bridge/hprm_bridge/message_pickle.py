@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import array
 import copy
+import copyreg
 import hashlib
 import pickle
 from collections.abc import Callable
@@ -56,32 +57,34 @@ class _NotFlat(Exception):
 def reduce(msg: Any, protocol: int) -> tuple[Any, ...]:
     """``__reduce_ex__`` of every message class."""
     cls = type(msg)
-    flat = _codec(cls)[0]
+    flat = cls.__dict__.get("_hprm_flat") or _codec(cls)[0]
     try:
         return (_rebuild_flat, (cls._hprm_type, cls._hprm_layout, flat(msg, protocol)))
     except (_NotFlat, KeyError, AttributeError):  # a field missing, or not of its type
         return _reduce_fields(msg, protocol)
 
 
-class _Published:
+class _Published(tuple):  # type: ignore[type-arg]
     """A message as it was when published: its reduced form, taken then. rclpy serializes
     in ``publish()``, so node code may change the message right after (set the next
     value, publish it again) and each call still sends what it held; HPRM sends a node's
     messages as its callback ends, so it takes their contents at the call the same way.
-    Large numeric arrays (over 1 KB) are referenced, not copied, as a loan is."""
+    Large numeric arrays (over 1 KB) are referenced, not copied, as a loan is.
 
-    __slots__ = ("_reduced",)
+    The reduced form itself, ``(rebuild, args)``, as a tuple of its own class: made by
+    tuple's C constructor and pickled by a C reducer (``tuple``, in copyreg's table), so
+    that a publish and its send run no Python call of this class (they run cold, right
+    after a model)."""
 
-    def __init__(self, reduced: tuple[Any, ...]) -> None:
-        self._reduced = reduced
-
-    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
-        return self._reduced
+    __slots__ = ()
 
     def message(self) -> Any:
         """The message as it was published (what a receiver rebuilds)."""
-        rebuild, args = self._reduced
+        rebuild, args = self
         return rebuild(*args)
+
+
+copyreg.pickle(_Published, tuple)  # pickled as the plain (rebuild, args) it holds
 
 
 def published(value: Any) -> Any:
@@ -227,18 +230,28 @@ def _make_codec(cls: type) -> tuple[Callable[..., Any], Callable[..., Any]]:
                 names[f"F{var}_{i}"], names[f"B{var}_{i}"] = _codec(elem)
                 layout[-1] += f" [{elem._hprm_layout}]"
                 x = f"v[{len(leaves)}]"
-                if _scalars_only(elem):  # each element built here: no call of its build
-                    fields = ", ".join(
-                        f"{f!r}: x[{j}]" for j, (f, _) in enumerate(elem._hprm_fields)
-                    )
+                if _scalars_only(elem):  # each element read and built here: no call per one
+                    n, efields = len(elem._hprm_fields), elem._hprm_fields
+                    got = ", ".join(f"list(de[{f!r}])" if fd[0] in _LISTS else f"de[{f!r}]"
+                                    for f, fd in efields)  # fmt: skip
+                    reads.append(f"f{var}_{i} = []")
+                    reads.append(f"for e in d{var}[{field!r}]:")
+                    reads.append(f"    if type(e) is not E{var}_{i}: raise _NotFlat")
+                    reads.append("    de = e.__dict__")
+                    reads.append(f"    if len(de) != {n}: raise _NotFlat")
+                    reads.append(f"    f{var}_{i}.append(({got},))")
+                    leaves.append(f"f{var}_{i}")
+                    put = ", ".join(f"{f!r}: x[{j}]" for j, (f, _) in enumerate(efields))
                     builds.append(f"l{var}_{i} = []")
                     builds.append(f"for x in {x}:")
-                    builds.append(f"    e = _new(E{var}_{i}); _sd(e, '__dict__', {{{fields}}})")
+                    builds.append(f"    e = _new(E{var}_{i}); _sd(e, '__dict__', {{{put}}})")
                     builds.append(f"    l{var}_{i}.append(e)")
                     items.append(f"{field!r}: l{var}_{i}")
                 else:
                     items.append(f"{field!r}: [B{var}_{i}(x) for x in {x}]")
-                leaves.append(f"_flat_list(d{var}[{field!r}], E{var}_{i}, F{var}_{i}, protocol)")
+                    leaves.append(
+                        f"_flat_list(d{var}[{field!r}], E{var}_{i}, F{var}_{i}, protocol)"
+                    )
             elif field in c._hprm_arrays:  # _pack and _unpack, their common case inline
                 a, x, dt = f"a{var}_{i}", f"v[{len(leaves)}]", f"D{var}_{i}"
                 names[dt] = c._hprm_arrays[field]
