@@ -45,41 +45,85 @@ _INT_RANGES = {
 _FLOATS = {"float32", "float64"}
 
 
-def checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property | None:
-    """A property that checks (and for numeric sequences converts) what is
-    assigned to ``field``, as rclpy's generated setters do; None where rclpy
-    takes anything. ``msg_cls``: the class of a nested message field, by name."""
+class _Field:
+    """A checked field of a message class: a descriptor with ``__set__`` and no ``__get__``,
+    so that reading the field is the instance dict's lookup, in C, and only an assignment
+    runs Python (the check). A message is built and read right after a model evicted the
+    caches, where each Python call costs microseconds: a property's getter was one per
+    read (``header.stamp.sec`` three). The subclasses inline their checks, one call per
+    assignment; this one calls ``check``."""
+
+    __slots__ = ("check", "field")
+
+    def __init__(self, field: str, check: Callable[[Any], Any] | None = None) -> None:
+        self.field = field
+        self.check = check
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.field] = self.check(value)  # type: ignore[misc]
+
+
+class _IntField(_Field):
+    __slots__ = ("hi", "lo", "word")
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        field = self.field
+        assert isinstance(value, int), f"The '{field}' field must be of type 'int'"
+        assert self.lo <= value <= self.hi, (
+            f"The '{field}' field must be {self.word} integer in [{self.lo}, {self.hi}]"
+        )
+        obj.__dict__[field] = value
+
+
+class _TypedField(_Field):
+    __slots__ = ("want",)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        want = self.want
+        assert isinstance(value, want), (
+            f"The '{self.field}' field must be of type '{want.__name__}'"
+        )
+        obj.__dict__[self.field] = value
+
+
+class _MessageField(_Field):
+    __slots__ = ("cls", "resolve", "ros_type")
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        cls = self.cls
+        if cls is None:  # looked up at the first assignment: the class may not exist before
+            cls = self.cls = self.resolve(self.ros_type)
+        assert isinstance(value, cls), (
+            f"The '{self.field}' field must be a sub message of type "
+            f"'{self.ros_type.split('/')[-1]}'"
+        )
+        obj.__dict__[self.field] = value
+
+
+def checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> _Field | None:
+    """The descriptor that checks (and for numeric sequences converts) what is assigned
+    to ``field``, as rclpy's generated setters do; None where rclpy takes anything.
+    ``msg_cls``: the class of a nested message field, by name."""
     kind, rest = int(desc[0]), desc[1]
-    check: Any = None
     if byte_field(desc) is not None:
-        check = _byte_check(field, kind, rest)
-    elif kind == _BASE:
+        return _Field(field, _byte_check(field, kind, rest))
+    if kind == _BASE:
         base = rest[0]
         if base in _INT_RANGES:
-            lo, hi = _INT_RANGES[base]
-            word = "an unsigned" if lo == 0 else "a signed"
-
-            def check(v: Any) -> Any:
-                assert isinstance(v, int), f"The '{field}' field must be of type 'int'"
-                assert lo <= v <= hi, f"The '{field}' field must be {word} integer in [{lo}, {hi}]"
-                return v
-
-        elif base in _FLOATS or base in ("bool", "string"):
-            want = {"bool": bool, "string": str}.get(base, float)
-
-            def check(v: Any) -> Any:
-                assert isinstance(v, want), f"The '{field}' field must be of type '{want.__name__}'"
-                return v
-
-    elif kind == _NAME:
-
-        def check(v: Any) -> Any:
-            assert isinstance(v, msg_cls(rest)), (
-                f"The '{field}' field must be a sub message of type '{rest.split('/')[-1]}'"
-            )
-            return v
-
-    elif kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE:
+            out: _Field = _IntField(field)
+            out.lo, out.hi = _INT_RANGES[base]  # type: ignore[attr-defined]
+            out.word = "an unsigned" if out.lo == 0 else "a signed"  # type: ignore[attr-defined]
+            return out
+        if base in _FLOATS or base in ("bool", "string"):
+            out = _TypedField(field)
+            out.want = {"bool": bool, "string": str}.get(base, float)  # type: ignore[attr-defined]
+            return out
+        return None
+    if kind == _NAME:
+        out = _MessageField(field)
+        out.ros_type, out.resolve, out.cls = rest, msg_cls, None  # type: ignore[attr-defined]
+        return out
+    if kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE:
         base, length = rest[0][1][0], rest[1]
         if base in TYPECODES:
             dtype, typecode = np.dtype(base), TYPECODES[base]
@@ -101,16 +145,8 @@ def checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> property |
                     )
                     return seq
 
-    if check is None:
-        return None
-
-    def get(self: Any) -> Any:
-        return self.__dict__[field]
-
-    def set_(self: Any, value: Any) -> None:
-        self.__dict__[field] = check(value)
-
-    return property(get, set_, doc=f"Message field '{field}'.")
+            return _Field(field, check)
+    return None
 
 
 def byte_field(desc: tuple[Any, Any]) -> int | None:

@@ -95,10 +95,11 @@ def _python_calls(function, *args):
 
 
 def test_a_message_crosses_in_five_python_calls_whatever_its_shape():
-    """A message is built, sent and decoded right after a model evicted the caches, where
-    each Python call costs microseconds: its publish runs published, reduce and the
+    """A message is built, sent, decoded and read right after a model evicted the caches,
+    where each Python call costs microseconds: its publish runs published, reduce and the
     generated flat, its send none, its rebuild _rebuild_flat and the generated build; no
-    message class's __setattr__, NumericSequence's __new__, element's flat or build."""
+    message class's __setattr__, NumericSequence's __new__, element's flat or build; a read
+    of a field none."""
     JointState = messages.message_class("sensor_msgs/msg/JointState")
     PointCloud2 = messages.message_class("sensor_msgs/msg/PointCloud2")
     PointField = messages.message_class("sensor_msgs/msg/PointField")
@@ -116,6 +117,14 @@ def test_a_message_crosses_in_five_python_calls_whatever_its_shape():
         back, ran = _python_calls(pickle.loads, data)
         assert ran == ["_rebuild_flat", "build"]
         assert back == msg
+        # the receiver reads its fields in C (checked fields have no getter)
+        stamp = back.header.stamp
+        assert _python_calls(getattr, stamp, "sec") == (0, [])
+        assert _python_calls(getattr, back, "header")[1] == []
+        # an assignment still runs the class's checks (its __setattr__, the field's __set__)
+        assert _python_calls(setattr, stamp, "sec", 7) == (None, ["__setattr__", "__set__"])
+        with pytest.raises(AssertionError, match="The 'sec' field must be of type 'int'"):
+            stamp.sec = 7.5
         assert type(back.position if msg is joints else back.data).__name__ == "NumericSequence"
     assert [type(f) for f in back.fields] == [PointField] * 3
     assert [f.name for f in back.fields] == ["x", "y", "z"]
