@@ -492,8 +492,13 @@ def test_a_new_goal_aborts_the_executing_one_as_in_ros2_examples(ported_run):
 
 @pytest.mark.ros2
 def test_the_single_goal_server_gives_the_same_results_under_real_rclpy(rclpy_until_stop):
+    """The same two results; their order is not fixed under rclpy: the aborted goal's
+    execute callback wakes from its 0.3 s sleep a few ms before the second goal's ends
+    its own (the second was sent at the first's first feedback), and under load the two
+    swap (seen in CI). Ported, the order is a logical time's (the test above)."""
     out = rclpy_until_stop([NODES / "second_goal.py"], [NODES / "single_goal_server.py"])
-    assert _second_goal_lines("\n".join(out)) == SINGLE_SAYS
+    lines = _second_goal_lines("\n".join(out))
+    assert sorted(lines[:-1]) == sorted(SINGLE_SAYS[:-1]) and lines[-1:] == ["STOP"], lines
 
 
 ASYNCIO_SAYS = [
