@@ -66,6 +66,11 @@ class _Field:
 class _IntField(_Field):
     __slots__ = ("hi", "lo", "word")
 
+    def __init__(self, field: str, base: str) -> None:
+        super().__init__(field)
+        self.lo, self.hi = _INT_RANGES[base]
+        self.word = "an unsigned" if self.lo == 0 else "a signed"
+
     def __set__(self, obj: Any, value: Any) -> None:
         field = self.field
         assert isinstance(value, int), f"The '{field}' field must be of type 'int'"
@@ -78,6 +83,10 @@ class _IntField(_Field):
 class _TypedField(_Field):
     __slots__ = ("want",)
 
+    def __init__(self, field: str, want: type) -> None:
+        super().__init__(field)
+        self.want = want
+
     def __set__(self, obj: Any, value: Any) -> None:
         want = self.want
         assert isinstance(value, want), (
@@ -88,6 +97,10 @@ class _TypedField(_Field):
 
 class _MessageField(_Field):
     __slots__ = ("cls", "resolve", "ros_type")
+
+    def __init__(self, field: str, ros_type: str, resolve: Callable[[str], type]) -> None:
+        super().__init__(field)
+        self.ros_type, self.resolve, self.cls = ros_type, resolve, None
 
     def __set__(self, obj: Any, value: Any) -> None:
         cls = self.cls
@@ -110,19 +123,12 @@ def checked_field(field: str, desc: tuple[Any, Any], msg_cls: Any) -> _Field | N
     if kind == _BASE:
         base = rest[0]
         if base in _INT_RANGES:
-            out: _Field = _IntField(field)
-            out.lo, out.hi = _INT_RANGES[base]  # type: ignore[attr-defined]
-            out.word = "an unsigned" if out.lo == 0 else "a signed"  # type: ignore[attr-defined]
-            return out
+            return _IntField(field, base)
         if base in _FLOATS or base in ("bool", "string"):
-            out = _TypedField(field)
-            out.want = {"bool": bool, "string": str}.get(base, float)  # type: ignore[attr-defined]
-            return out
+            return _TypedField(field, {"bool": bool, "string": str}.get(base, float))
         return None
     if kind == _NAME:
-        out = _MessageField(field)
-        out.ros_type, out.resolve, out.cls = rest, msg_cls, None  # type: ignore[attr-defined]
-        return out
+        return _MessageField(field, rest, msg_cls)
     if kind in (_ARRAY, _SEQUENCE) and int(rest[0][0]) == _BASE:
         base, length = rest[0][1][0], rest[1]
         if base in TYPECODES:
