@@ -33,13 +33,17 @@ def _hprm_ros(*args, timeout=120):
 
 
 def test_every_call_is_answered_at_the_callers_logical_time(coordination_args):
-    """The client calls from a timer (10..40 ms; the call at the 50 ms timeout
+    """The client calls from a timer (0.2..0.8 s; the call at the 1 s timeout
     would be answered after the stop); each reply comes at the call's own time
-    (0 ns later by the node's clock), so the same run prints the same lines."""
+    (0 ns later by the node's clock), so the same run prints the same lines.
+    Decentralized, the reply must reach the client before it takes its next timer
+    tag (that tag's time plus the STP offset, the same offset its call waited for):
+    the period is that margin, whatever the offset (10 ms was exceeded in CI)."""
     runs = []
     for _ in range(2):
         r = _hprm_ros("run", NODES / "adder.py", NODES / "summing_client.py",
-                      "--timeout", "50 ms", *coordination_args)  # fmt: skip
+                      "--param", "summing_client:period:=0.2",
+                      "--timeout", "1 s", *coordination_args)  # fmt: skip
         assert r.returncode == 0, r.stdout + r.stderr
         # each node's lines (the launcher interleaves two processes' lines as they come)
         runs.append([re.findall(r"^\[adder\] (ADD .*)$", r.stdout, re.M),

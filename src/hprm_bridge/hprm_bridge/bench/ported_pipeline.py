@@ -18,8 +18,10 @@ The figure is the controller's: system clock at its callback minus the
 camera's ``header.stamp`` (under HPRM the stamp is the frame's logical time,
 so the figure includes how late the camera itself ran). The camera runs at
 10 Hz so that no variant queues frames at the largest size; the first
-``WARMUP`` frames are dropped. Sizes from 0.3 MB to 25 MB of rgb8. Ratios are
-rclpy / HPRM medians per size. ``--plot PATH`` draws median latency vs size.
+``WARMUP`` frames are dropped, and a frame that never reaches the controller is
+counted in the ``lost`` column (HPRM loses none; plain ROS 2 may). Sizes from
+0.3 MB to 25 MB of rgb8. Ratios are rclpy / HPRM medians per size. ``--plot
+PATH`` draws median latency vs size.
 """
 
 from __future__ import annotations
@@ -79,12 +81,16 @@ def _params(width: int, height: int, frames: int, composed: bool) -> list[tuple[
     return [("composed" if composed else node, kv) for node, kv in params]
 
 
-def _latencies(text: str, frames: int) -> list[int]:
+def _latencies(text: str, frames: int) -> tuple[list[int], int]:
+    """The measured frames' latencies (those after the first ``WARMUP`` that came) and
+    how many of the ``frames`` sent never reached the controller: plain ROS 2 may drop
+    one (a frame published before its subscriber matched, or under load), which is a
+    figure of the run, not a failure of it."""
     lat = [int(n) for _, n in _CMD.findall(text)]
-    return lat[WARMUP:frames]
+    return lat[WARMUP:frames], max(0, frames - len(lat))
 
 
-def _run_hprm(variant: str, width: int, height: int, frames: int) -> list[int]:
+def _run_hprm(variant: str, width: int, height: int, frames: int) -> tuple[list[int], int]:
     timeout_ms = int((frames + 1) * 1000 / FPS)
     composed = variant == "hprm composed"
     coordination = "decentralized" if variant == "hprm decentralized" else "centralized"
@@ -108,7 +114,7 @@ def _rclpy_missing() -> str | None:
     return None
 
 
-def _run_rclpy(variant: str, width: int, height: int, frames: int) -> list[int]:
+def _run_rclpy(variant: str, width: int, height: int, frames: int) -> tuple[list[int], int]:
     """The node files as plain processes; subscribers first, the camera last
     (and told to stop after ``frames``), until the controller reported them."""
     env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
@@ -143,8 +149,9 @@ def _run_rclpy(variant: str, width: int, height: int, frames: int) -> list[int]:
         return _latencies(out.read(), frames)
 
 
-def _row(variant: str, label: str, nbytes: int, lat: list[int]) -> dict[str, Any]:
-    row = {"variant": variant, "size": label, "bytes": nbytes, "frames": len(lat)}
+def _row(variant: str, label: str, nbytes: int, measured: tuple[list[int], int]) -> dict[str, Any]:
+    lat, lost = measured
+    row = {"variant": variant, "size": label, "bytes": nbytes, "frames": len(lat), "lost": lost}
     return {**row, **bench.spread(lat, "ms", 1e6)}
 
 

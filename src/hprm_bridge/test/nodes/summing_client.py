@@ -1,6 +1,7 @@
-"""A plain rclpy node calling /add_two_ints from a timer: every 10 ms it asks
-for n + 10 n and prints each sum when it comes, with the time it took by the
-node's clock (its done-callback, as rclpy nodes do it)."""
+"""A plain rclpy node calling /add_two_ints from a timer: every ``period`` s
+(parameter, 0.01 by default) it asks for n + 10 n and prints each sum when it
+comes, with the time it took by the node's clock (its done-callback, as rclpy
+nodes do it)."""
 
 import rclpy
 from example_interfaces.srv import AddTwoInts
@@ -11,7 +12,7 @@ class SummingClient(Node):
     def __init__(self):
         super().__init__("summing_client")
         self.client = self.create_client(AddTwoInts, "add_two_ints")
-        self.create_timer(0.01, self.tick)
+        self.create_timer(self.declare_parameter("period", 0.01).value, self.tick)
         self.n = 0
 
     def tick(self):
