@@ -15,13 +15,23 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WHEELS="${WHEELS:-$ROOT/.whl}"  # git-ignored; the device run must carry it
-# What carla_demo, hprm_bridge and hprm_core's compiled build need beyond numpy, msgpack,
-# torch and onnxruntime, at versions that ran on the H200 (Python 3.12, Ubuntu 24.04).
+# What carla_demo, hprm_bridge and hprm_core's compiled build need beyond what the device's
+# image holds (THERE), at versions that ran on the H200 (Python 3.12, Ubuntu 24.04).
+# src/carla_demo/test/test_gpu_ab.py checks that the two lists cover the packages'
+# requirements and those of everything carried: a requirement in neither ends a device run at
+# its first import (greenlet, required since 03286ca, would have).
 PACKAGES=(
   highway-env==1.12.1 gymnasium==1.4.0 farama-notifications==0.0.6 pygame-ce==2.5.8
-  onnx2torch==1.5.15 cyclonedds==11.0.1 rosbags==0.11.9 ruamel.yaml==0.19.1 lz4==4.4.5
-  backports.zstd==1.8.0 apsw==3.54.1.0
+  onnx2torch==1.5.15 cyclonedds==11.0.1 rich-click==1.9.9 rosbags==0.11.9
+  ruamel.yaml==0.19.1 lz4==4.4.5 backports.zstd==1.8.0 apsw==3.54.1.0 greenlet==3.5.6
+  pointcloud2==0.6.0
   mypy==2.4.1 mypy_extensions==1.2.0 pathspec==1.1.1 librt==0.17.0 ast_serialize==0.13.1
+)
+# On the device's image already (the device library's KINDS.md, its package list of
+# 2026-11-17), used here: not carried, whatever their versions there.
+THERE=(
+  numpy msgpack onnx onnxruntime torch torchvision pyyaml pillow pandas matplotlib
+  cloudpickle typing-extensions click rich setuptools
 )
 
 case "${1:-}" in
