@@ -113,7 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         "--seed", type=int, default=0, help="the world's and the random weights' seed (default 0)"
     )
     p.add_argument("--policy-weights", metavar="PATH", help="a carla-roach checkpoint")
-    p.add_argument("--detector-weights", metavar="PATH", help="a yolov8n.onnx")
+    p.add_argument(
+        "--detector-weights",
+        metavar="PATH",
+        help="a YOLOv5 checkpoint (yolov5n.pt) or a yolov8n.onnx",
+    )
     p.add_argument("--carla-host", help="a CARLA server (default: the embedded world)")
     p.add_argument("--plot", metavar="PATH", help="write the box plot (PNG)")
     p.add_argument("--busy-poll", type=duration_arg, metavar="DURATION",

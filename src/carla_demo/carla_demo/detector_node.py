@@ -1,7 +1,8 @@
-"""detector: YOLOv8n on the camera image -> detections (red traffic lights marked).
+"""detector: YOLO on the camera image -> detections (red traffic lights marked).
 
-Plain rclpy. Parameters: ``weights`` (a yolov8n.onnx exported by ultralytics; empty: seeded
-random weights, with an error-level log line saying so), ``seed``, ``threads`` (inference
+Plain rclpy. Parameters: ``weights`` (a YOLOv5 checkpoint such as the HPRM paper's
+yolov5n.pt, or a yolov8n.onnx exported by ultralytics; empty: YOLOv8n with seeded random
+weights, with an error-level log line saying so), ``seed``, ``threads`` (inference
 threads; 0: onnxruntime's default), ``transport`` (the sim's: ``bytes`` unwraps each image
 from its ``byte[]``). Runs on the GPU when onnxruntime has CUDA, or PyTorch
 does (``carla_demo.torch_gpu``).

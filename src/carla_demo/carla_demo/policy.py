@@ -16,14 +16,11 @@ Example::
 from __future__ import annotations
 
 import os
-import pickle
-import zipfile
-from collections import OrderedDict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
+from . import torch_checkpoint
 from .weights import seeded_rng, warn_random_weights
 
 __all__ = ["RoachPolicy", "load_state_dict"]
@@ -180,10 +177,8 @@ def load_state_dict(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     """The policy's parameters from a carla-roach ``.pth`` or an ``.npz``, checked against
     Roach's names and shapes.
 
-    A ``.pth`` is torch's zip format: a pickle whose tensors point at raw storages stored
-    beside it. It is read by an unpickler that resolves only torch's tensor-rebuild
-    functions and storage types; every other class named in the file (gym spaces in
-    ``policy_init_kwargs``, say) becomes an inert placeholder, so a checkpoint cannot run code.
+    A ``.pth`` is read by `torch_checkpoint.load`, which runs no code from the file (gym
+    spaces in ``policy_init_kwargs`` become inert placeholders).
     """
     path = Path(path)
     if not path.is_file():
@@ -194,7 +189,9 @@ def load_state_dict(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
                 state = {name: archive[name] for name in archive.files}
         else:
             state = _read_torch_checkpoint(path)
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile, pickle.UnpicklingError) as exc:
+    except torch_checkpoint.CheckpointError as exc:
+        raise ValueError(f"{path}: not a Roach policy checkpoint ({exc.reason})") from None
+    except (OSError, ValueError, KeyError) as exc:
         raise ValueError(f"{path}: not a Roach policy checkpoint ({exc})") from None
     missing = [name for name in PARAMETER_SHAPES if name not in state]
     if missing:
@@ -207,66 +204,8 @@ def load_state_dict(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     return {name: np.ascontiguousarray(state[name], np.float32) for name in PARAMETER_SHAPES}
 
 
-_STORAGE_DTYPES = {
-    "FloatStorage": np.float32,
-    "DoubleStorage": np.float64,
-    "HalfStorage": np.float16,
-    "LongStorage": np.int64,
-    "IntStorage": np.int32,
-    "ByteStorage": np.uint8,
-    "BoolStorage": np.bool_,
-}
-
-
-class _Inert:
-    """Stands for any class a checkpoint names that is not a tensor: accepts whatever the
-    pickle hands it and does nothing."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.args = args
-
-    def __setstate__(self, state: Any) -> None:
-        self.state = state
-
-
 def _read_torch_checkpoint(path: Path) -> dict[str, np.ndarray]:
-    with zipfile.ZipFile(path) as archive:
-        names = archive.namelist()
-        pickled = next((n for n in names if n.endswith("/data.pkl")), None)
-        if pickled is None:
-            raise ValueError("no data.pkl inside: not torch's zip checkpoint format")
-        root = pickled[: -len("data.pkl")]
-
-        def storage(dtype: type, key: str) -> np.ndarray:
-            return np.frombuffer(archive.read(f"{root}data/{key}"), dtype=dtype)
-
-        def rebuild_tensor(
-            data: np.ndarray, offset: int, size: tuple, stride: tuple, *_: Any
-        ) -> np.ndarray:
-            item = data.itemsize
-            if not size:
-                return data[offset : offset + 1].reshape(())
-            return np.lib.stride_tricks.as_strided(
-                data[offset:], shape=tuple(size), strides=tuple(s * item for s in stride)
-            ).copy()
-
-        class Unpickler(pickle.Unpickler):
-            def find_class(self, module: str, name: str) -> Any:
-                if module == "torch._utils" and name == "_rebuild_tensor_v2":
-                    return rebuild_tensor
-                if module == "torch" and name in _STORAGE_DTYPES:
-                    return _STORAGE_DTYPES[name]
-                if module == "collections" and name == "OrderedDict":
-                    return OrderedDict
-                return type(name, (_Inert,), {})
-
-            def persistent_load(self, pid: Any) -> np.ndarray:
-                # ('storage', storage type, key, location, numel)
-                _, dtype, key, _, _ = pid
-                return storage(dtype, key)
-
-        with archive.open(pickled) as stream:
-            saved = Unpickler(stream).load()
+    saved = torch_checkpoint.load(path)
     state = saved.get("policy_state_dict", saved) if isinstance(saved, dict) else None
     if not isinstance(state, dict):
         raise ValueError("no policy_state_dict inside")

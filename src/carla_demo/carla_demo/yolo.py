@@ -1,10 +1,12 @@
-"""The demo's object detector: YOLOv8n, run by onnxruntime (or PyTorch on a GPU: ``torch_gpu``).
+"""The demo's object detector: YOLO run by onnxruntime (or PyTorch on a GPU: ``torch_gpu``).
 
 The latency A/B compares middlewares, so the detector must cost what a real one costs: the
 graph (``yolo_graph``) is ultralytics' YOLOv8n layer for layer (same convolutions, same FLOPs, same
 output layout), and without a weights file it runs with seeded random weights (see
 ``weights``). Because the output layout is exactly that of ``yolo export format=onnx``, a
-real ``yolov8n.onnx`` drops in by path and goes through the same post-processing.
+real ``yolov8n.onnx`` drops in by path and goes through the same post-processing; so does a
+YOLOv5 checkpoint (``yolov5n.pt``, the HPRM paper's own detector), whose network
+``yolov5_graph`` writes as ONNX in that same output layout, running no code from the file.
 
 ONNX rather than PyTorch keeps the install small (onnxruntime is a few tens of MB, torch is
 gigabytes) and gives the same inference engine on CPU and GPU. This module runs a graph
@@ -26,7 +28,7 @@ os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 import onnxruntime as ort  # after the line above, which it reads at import
 from PIL import Image
 
-from . import torch_gpu
+from . import torch_gpu, yolov5_graph
 from .weights import warn_random_weights
 from .yolo_graph import NUM_CLASSES, build_yolov8n, check_input_size, model_bytes
 
@@ -76,9 +78,11 @@ MAX_DET = 300
 _MAX_NMS = 30_000  # candidates kept for NMS, as ultralytics
 
 _HOW_TO_FIX = (
-    "Pass weights=PATH to a yolov8n.onnx exported by ultralytics "
-    "(`yolo export model=yolov8n.pt format=onnx`)."
+    "Pass weights=PATH to a YOLOv5 checkpoint (yolov5n.pt, the HPRM paper's) or to a "
+    "yolov8n.onnx exported by ultralytics (`yolo export model=yolov8n.pt format=onnx`)."
 )
+# weights files read as YOLOv5 checkpoints (torch's format); any other is an ONNX model
+CHECKPOINT_SUFFIXES = (".pt", ".pth")
 
 
 # --------------------------------------------------------------------------------------
@@ -213,12 +217,13 @@ def _is_square(height: object, width: object) -> bool:
 
 
 class Detector:
-    """YOLOv8n on onnxruntime (CUDA when available, else CPU).
+    """YOLO on onnxruntime (CUDA when available, else CPU).
 
-    ``Detector()`` runs the real architecture with seeded random weights (and warns
-    ``RandomWeightsWarning``); ``Detector(weights="yolov8n.onnx")`` runs an ultralytics
-    export (`seed` is then unused, and the model's own static input size wins over
-    `input_size`).
+    ``Detector()`` runs YOLOv8n's architecture with seeded random weights (and warns
+    ``RandomWeightsWarning``); ``Detector(weights="yolov5n.pt")`` runs a YOLOv5 checkpoint
+    at `input_size`; ``Detector(weights="yolov8n.onnx")`` runs an ultralytics export (the
+    model's own static input size wins over `input_size`). `seed` is for random weights
+    only.
     ``detector(image)`` takes an HxWx3 uint8 RGB image and returns float32 (N, 6)
     detections: x1, y1, x2, y2 (original image pixels), score, COCO class id.
     """
@@ -245,19 +250,21 @@ class Detector:
         # the frame. They sleep instead; one inference costs the same.
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.weights: Path | None = None if weights is None else Path(weights)
+        graph: bytes | None = None  # the model written here, or None: the ONNX file's
         if self.weights is None:
-            self._session = ort.InferenceSession(
-                model_bytes(seed, input_size), options, providers=_providers()
-            )
+            graph = model_bytes(seed, input_size)
             warn_random_weights("YOLOv8n detector", _HOW_TO_FIX)
-        else:
+        elif self.weights.suffix in CHECKPOINT_SUFFIXES:
+            graph = yolov5_graph.model_bytes(os.fspath(self.weights), input_size)
+        if graph is None:
             self._session = self._load(self.weights, options)
+        else:
+            self._session = ort.InferenceSession(graph, options, providers=_providers())
         # onnxruntime without its CUDA provider, on a machine whose PyTorch has a GPU: the same
         # graph on torch (torch_gpu says why).
         self._torch: torch_gpu.TorchRunner | None = None
         if _on_torch():
-            model = onnx.load_from_string(model_bytes(seed, input_size)) if self.weights is None \
-                else onnx.load(self.weights)  # fmt: skip
+            model = onnx.load(self.weights) if graph is None else onnx.load_from_string(graph)
             self._torch = torch_gpu.TorchRunner(model)
         inp = self._session.get_inputs()[0]
         self._input_name = inp.name
@@ -280,7 +287,10 @@ class Detector:
     @staticmethod
     def _load(path: Path, options: ort.SessionOptions) -> ort.InferenceSession:
         if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file (expected a YOLOv8 ONNX export)")
+            raise FileNotFoundError(
+                f"{path}: no such file (expected a YOLOv8 ONNX export, or a YOLOv5 "
+                f"checkpoint named {' or '.join('*' + s for s in CHECKPOINT_SUFFIXES)})"
+            )
         try:
             session = ort.InferenceSession(str(path), options, providers=_providers())
         except Exception as exc:  # onnxruntime raises its own, non-exported, exception types

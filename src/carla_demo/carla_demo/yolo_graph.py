@@ -16,8 +16,8 @@ import math
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
 
+from .onnx_graph import Graph
 from .weights import seeded_rng
 
 __all__ = ["NUM_CLASSES", "STRIDES", "build_yolov8n", "check_input_size", "model_bytes"]
@@ -25,8 +25,6 @@ __all__ = ["NUM_CLASSES", "STRIDES", "build_yolov8n", "check_input_size", "model
 NUM_CLASSES = 80  # COCO (yolo.COCO_NAMES)
 REG_MAX = 16  # DFL bins per box side
 STRIDES = (8, 16, 32)
-_OPSET = 17
-_IR_VERSION = 8  # the IR that goes with opset 17: loadable by any onnxruntime >= 1.11
 
 # Per-channel mean and variance of the input images (natural images, pixels in [0, 1]).
 _IMAGE_MEAN, _IMAGE_VAR = 0.45, 0.07
@@ -47,13 +45,10 @@ _SILU_MEAN, _SILU_VAR = _silu_moments()
 _Stats = tuple[np.ndarray, np.ndarray]  # per-channel mean and variance of a tensor
 
 
-class _GraphBuilder:
-    """Appends nodes and (learned) initializers; constants go in Constant nodes so that
-    the initializers are exactly the model's parameters.
-
-    Weights start the way a freshly initialised network does, BatchNorm included: each
-    Conv's pre-activation is centred and of unit variance per channel. Plain He-normal
-    would not do: without BN's centering, SiLU (slope 1/2 near 0) lets activations decay
+class _GraphBuilder(Graph):
+    """A `Graph` whose weights start the way a freshly initialised network does, BatchNorm
+    included: each Conv's pre-activation is centred and of unit variance per channel. Plain
+    He-normal would not do: without BN's centering, SiLU (slope 1/2 near 0) lets activations decay
     layer after layer and they are all but gone 60 layers down. The builder therefore
     tracks every tensor's per-channel mean and variance (assuming independent inputs) and
     folds BN's normalisation into each Conv's weights and bias. Data-free: the network is
@@ -61,13 +56,11 @@ class _GraphBuilder:
     """
 
     def __init__(self, rng: np.random.Generator) -> None:
+        super().__init__()
         self.rng = rng
-        self.nodes: list[onnx.NodeProto] = []
-        self.initializers: list[onnx.TensorProto] = []
         self.stats: dict[str, _Stats] = {
             "images": (np.full(3, _IMAGE_MEAN), np.full(3, _IMAGE_VAR))
         }
-        self._count = 0
 
     def _track(self, out: str, mean: np.ndarray, var: np.ndarray) -> str:
         self.stats[out] = (mean, var)
@@ -76,26 +69,7 @@ class _GraphBuilder:
     def channels(self, x: str) -> int:
         return len(self.stats[x][0])
 
-    def _name(self, prefix: str) -> str:
-        self._count += 1
-        return f"/{prefix}/out{self._count}"
-
-    def node(self, op: str, inputs: list[str], prefix: str, n_out: int = 1, **attrs) -> list[str]:
-        outputs = [self._name(prefix) for _ in range(n_out)]
-        self.nodes.append(
-            helper.make_node(op, inputs, outputs, name=f"/{prefix}/{op}{self._count}", **attrs)
-        )
-        return outputs
-
-    def param(self, name: str, array: np.ndarray) -> str:
-        self.initializers.append(numpy_helper.from_array(array.astype(np.float32), name))
-        return name
-
-    def const(self, array: np.ndarray, prefix: str) -> str:
-        (out,) = self.node("Constant", [], prefix, value=numpy_helper.from_array(array))
-        return out
-
-    def conv2d(
+    def random_conv2d(
         self, x: str, c1: int, c2: int, k: int, s: int, name: str, bias: np.ndarray | None = None
     ) -> str:
         """A Conv2d. With `bias`: a plain one, PyTorch's default init (uniform within
@@ -112,19 +86,13 @@ class _GraphBuilder:
         else:
             bound = 1 / math.sqrt(fan_in)
             w = self.rng.uniform(-bound, bound, (c2, c1, k, k))
-        inputs = [x, self.param(f"{name}.weight", w), self.param(f"{name}.bias", bias)]
-        p = k // 2
-        (y,) = self.node(
-            "Conv", inputs, name, kernel_shape=[k, k], strides=[s, s], pads=[p, p, p, p]
-        )
+        y = self.conv2d(x, w, bias, s, k // 2, name)
         return self._track(y, np.zeros(c2), np.ones(c2))
 
     def conv(self, x: str, c1: int, c2: int, k: int, s: int, name: str) -> str:
         """ultralytics Conv: Conv2d(bias=False) + BN (folded) + SiLU."""
-        y = self.conv2d(x, c1, c2, k, s, f"{name}.conv")
-        (sig,) = self.node("Sigmoid", [y], name)
-        (out,) = self.node("Mul", [y, sig], name)
-        return self._track(out, np.full(c2, _SILU_MEAN), np.full(c2, _SILU_VAR))
+        y = self.silu(self.random_conv2d(x, c1, c2, k, s, f"{name}.conv"), name)
+        return self._track(y, np.full(c2, _SILU_MEAN), np.full(c2, _SILU_VAR))
 
     def bottleneck(self, x: str, c: int, shortcut: bool, name: str) -> str:
         y = self.conv(x, c, c, 3, 1, f"{name}.cv1")
@@ -154,24 +122,16 @@ class _GraphBuilder:
         c = c1 // 2
         parts = [self.conv(x, c1, c, 1, 1, f"{name}.cv1")]
         for _ in range(3):
-            (pooled,) = self.node(
-                "MaxPool", [parts[-1]], name, kernel_shape=[k, k], strides=[1, 1],
-                pads=[k // 2] * 4,
-            )  # fmt: skip
+            pooled = self.maxpool(parts[-1], k, name)
             # A max of 25 neighbours has a larger mean, a smaller variance: ignored.
             parts.append(self._track(pooled, *self.stats[parts[-1]]))
         return self.conv(self.concat(parts, name), 4 * c, c2, 1, 1, f"{name}.cv2")
 
     def upsample(self, x: str, name: str) -> str:
-        scales = self.const(np.array([1, 1, 2, 2], dtype=np.float32), name)
-        (y,) = self.node(
-            "Resize", [x, "", scales], name, mode="nearest",
-            coordinate_transformation_mode="asymmetric", nearest_mode="floor",
-        )  # fmt: skip
-        return self._track(y, *self.stats[x])
+        return self._track(super().upsample(x, name), *self.stats[x])
 
-    def concat(self, xs: list[str], name: str) -> str:
-        (y,) = self.node("Concat", xs, name, axis=1)
+    def concat(self, xs: list[str], name: str, axis: int = 1) -> str:
+        y = super().concat(xs, name, axis)
         mean = np.concatenate([self.stats[x][0] for x in xs])
         return self._track(y, mean, np.concatenate([self.stats[x][1] for x in xs]))
 
@@ -187,13 +147,15 @@ class _GraphBuilder:
         for i, (x, ch, stride) in enumerate(zip(feats, channels, STRIDES, strict=True)):
             box = self.conv(x, ch, c2, 3, 1, f"{name}.cv2.{i}.0")
             box = self.conv(box, c2, c2, 3, 1, f"{name}.cv2.{i}.1")
-            box = self.conv2d(box, c2, 4 * REG_MAX, 1, 1, f"{name}.cv2.{i}.2", np.ones(4 * REG_MAX))
+            box = self.random_conv2d(
+                box, c2, 4 * REG_MAX, 1, 1, f"{name}.cv2.{i}.2", np.ones(4 * REG_MAX)
+            )
             cls = self.conv(x, ch, c3, 3, 1, f"{name}.cv3.{i}.0")
             cls = self.conv(cls, c3, c3, 3, 1, f"{name}.cv3.{i}.1")
             # ultralytics' bias_init: a prior of ~5 objects per 640 image per class, so
             # that an untrained head scores every anchor near zero.
             prior = math.log(5 / NUM_CLASSES / (640 / stride) ** 2)
-            cls = self.conv2d(
+            cls = self.random_conv2d(
                 cls, c3, NUM_CLASSES, 1, 1, f"{name}.cv3.{i}.2", np.full(NUM_CLASSES, prior)
             )
             (level,) = self.node("Concat", [box, cls], name, axis=1)
@@ -270,25 +232,10 @@ def _build_graph(seed: int, input_size: int) -> onnx.ModelProto:
     out5 = g.c2f(x, 384, 256, 1, False, "model.21")  # P5/32 large
     out = g.detect([out3, out4, out5], [64, 128, 256], input_size, "model.22")
 
-    g.nodes.append(helper.make_node("Identity", [out], ["output0"], name="/output0"))
     n_anchors = sum((input_size // s) ** 2 for s in STRIDES)
-    images = helper.make_tensor_value_info(
-        "images", TensorProto.FLOAT, [1, 3, input_size, input_size]
-    )
-    output = helper.make_tensor_value_info(
-        "output0", TensorProto.FLOAT, [1, 4 + NUM_CLASSES, n_anchors]
-    )
-    graph = helper.make_graph(g.nodes, "yolov8n", [images], [output], g.initializers)
-    model = helper.make_model(
-        graph,
-        opset_imports=[helper.make_opsetid("", _OPSET)],
-        producer_name="carla_demo.yolo",
-        doc_string=f"YOLOv8n architecture, SEEDED RANDOM WEIGHTS (seed {seed})",
-    )
-    model.ir_version = _IR_VERSION
     meta = {"stride": "32", "imgsz": f"[{input_size}, {input_size}]", "random_weights": "1"}
-    helper.set_model_props(model, meta)
-    return model
+    doc = f"YOLOv8n architecture, SEEDED RANDOM WEIGHTS (seed {seed})"
+    return g.model(out, "yolov8n", input_size, n_anchors, 4 + NUM_CLASSES, doc, meta)
 
 
 @functools.lru_cache(maxsize=4)

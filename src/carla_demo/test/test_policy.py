@@ -1,9 +1,6 @@
 """The Roach policy: Roach's shapes, deterministic, checkpoints in both formats, clear errors."""
 
-import io
 import pickle
-import sys
-import types
 import zipfile
 
 import numpy as np
@@ -11,6 +8,8 @@ import pytest
 
 from carla_demo.policy import PARAMETER_SHAPES, RoachPolicy, load_state_dict
 from carla_demo.weights import RandomWeightsWarning
+
+from .torch_files import Module, write_checkpoint
 
 RNG = np.random.default_rng(3)
 BIRDVIEW = RNG.integers(0, 256, (15, 192, 192), dtype=np.uint8)
@@ -54,75 +53,10 @@ def test_npz_checkpoint_round_trip(tmp_path, recwarn):
 
 
 def _write_torch_checkpoint(path, state):
-    """A file in torch's zip format, written without torch: data.pkl references the tensor
-    rebuild function and storage classes by name, the storages lie beside it, exactly as
-    torch.save lays them out (and a gym space in the kwargs, as Roach's checkpoints have)."""
-    fake_utils = types.ModuleType("torch._utils")
-    fake_torch = types.ModuleType("torch")
-    fake_gym = types.ModuleType("gym.spaces")
-
-    def _rebuild_tensor_v2(*args):
-        raise AssertionError("never called while writing")
-
-    class FloatStorage:
-        pass
-
-    class Box:
-        def __init__(self):
-            self.low = -1.0
-
-    for obj, module in (
-        (_rebuild_tensor_v2, "torch._utils"),
-        (FloatStorage, "torch"),
-        (Box, "gym.spaces"),
-    ):
-        obj.__module__, obj.__qualname__ = module, obj.__name__
-    fake_utils._rebuild_tensor_v2 = _rebuild_tensor_v2
-    fake_torch.FloatStorage, fake_gym.Box = FloatStorage, Box
-    storages = {}
-
-    class Storage:
-        def __init__(self, key):
-            self.key = key
-
-    class Tensor:
-        def __init__(self, array, key):
-            self.array, self.key = array, key
-
-        def __reduce__(self):
-            stride = tuple(s // 4 for s in self.array.strides)
-            return (_rebuild_tensor_v2, (Storage(self.key), 0, self.array.shape, stride, False, {}))
-
-    class Pickler(pickle.Pickler):
-        def persistent_id(self, obj):
-            if isinstance(obj, Storage):
-                return ("storage", FloatStorage, obj.key, "cpu", storages[obj.key].size)
-            return None
-
-    saved = sys.modules.copy()
-    sys.modules.update(
-        {
-            "torch": fake_torch,
-            "torch._utils": fake_utils,
-            "gym": types.ModuleType("gym"),
-            "gym.spaces": fake_gym,
-        }
-    )
-    try:
-        tensors = {}
-        for i, (name, array) in enumerate(state.items()):
-            storages[str(i)] = array
-            tensors[name] = Tensor(array, str(i))
-        buffer = io.BytesIO()
-        ckpt = {"policy_state_dict": tensors, "policy_init_kwargs": {"space": Box()}}
-        Pickler(buffer, protocol=2).dump(ckpt)
-    finally:
-        sys.modules.clear()
-        sys.modules.update(saved)
-    with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("archive/data.pkl", buffer.getvalue())
-        for key, array in storages.items():
-            archive.writestr(f"archive/data/{key}", np.ascontiguousarray(array).tobytes())
+    """A Roach checkpoint as torch.save writes one (a gym space in its kwargs, as Roach's
+    have)."""
+    space = Module("gym.spaces.Box", low=-1.0)
+    write_checkpoint(path, {"policy_state_dict": state, "policy_init_kwargs": {"space": space}})
 
 
 def test_roach_pth_checkpoint_loads_without_torch_and_without_running_code(tmp_path):

@@ -1,6 +1,7 @@
-"""YOLOv8n detector: seeded, loadable from a file, says where it runs, and its pre- and
-post-processing map boxes back to the original image (real onnxruntime, no mocks; the graph
-itself: test_yolo_graph)."""
+"""The detector: seeded, loadable from a file (an ONNX export, or the HPRM paper's own
+YOLOv5 checkpoint finding real objects), says where it runs, and its pre- and
+post-processing map boxes back to the original image (real onnxruntime, no mocks; the
+graphs themselves: test_yolo_graph, test_yolov5_graph)."""
 
 from __future__ import annotations
 
@@ -195,6 +196,42 @@ def test_wrong_input_shape(tmp_path: Path) -> None:
     message = str(info.value)
     assert str(path) in message
     assert "(1, 3, S, S)" in message and "[1, 1, 64, 42]" in message
+
+
+def _papers_weights() -> Path:
+    """The HPRM paper's yolov5n.pt: $HPRM_YOLOV5_WEIGHTS, or ../shared/models beside the
+    repository (where CI has it); never part of the repository (AGPL-3.0 weights)."""
+    beside = Path(__file__).resolve().parents[4] / "shared/models/yolov5n.pt"
+    path = Path(os.environ.get("HPRM_YOLOV5_WEIGHTS") or beside)
+    if not path.is_file():
+        pytest.skip(f"no yolov5n.pt at {path} (set HPRM_YOLOV5_WEIGHTS): real detections unchecked")
+    return path
+
+
+def test_the_papers_yolov5n_finds_grace_hopper_and_her_tie(recwarn) -> None:
+    """Real weights on a real photograph (matplotlib's sample of Grace Hopper, 512x600): a
+    person filling the frame and a tie below her chin, where the tie is."""
+    from matplotlib import cbook
+    from PIL import Image
+
+    photo = np.asarray(Image.open(cbook.get_sample_data("grace_hopper.jpg")).convert("RGB"))
+    detector = Detector(_papers_weights())
+    assert not detector.random_weights
+    assert not [w for w in recwarn if issubclass(w.category, RandomWeightsWarning)]
+    found = {yolo.COCO_NAMES[int(c)]: (box, score) for *box, score, c in detector(photo)[::-1]}
+    assert {"person", "tie"} <= set(found), found  # (best of each class kept)
+    (x1, y1, x2, y2), _ = found["person"]
+    assert (x2 - x1) * (y2 - y1) > 0.6 * 512 * 600, found["person"]
+    (x1, y1, x2, y2), _ = found["tie"]
+    assert 180 < x1 < x2 < 340 and 380 < y1 < y2 <= 600, found["tie"]
+
+
+def test_a_file_that_is_no_yolov5_checkpoint_is_refused_by_name(tmp_path: Path) -> None:
+    (tmp_path / "yolov8n.pt").write_bytes(b"\x80\x02}q\x00.")  # a bare pickle, not torch's zip
+    with pytest.raises(ValueError, match=r"yolov8n.pt: not a torch checkpoint"):
+        Detector(tmp_path / "yolov8n.pt")
+    with pytest.raises(FileNotFoundError, match=r"absent.pt: no such checkpoint"):
+        Detector(tmp_path / "absent.pt")
 
 
 # --- pre- and post-processing ---------------------------------------------------------
