@@ -6,7 +6,8 @@
 #   tools/gpu_ab.sh run [carla-ab options]   # there: install them, compile the runtime, run carla-ab
 #
 # `run` writes its logs, JSON and plot to $OUT (default ./gpu_ab_out). Without carla-ab
-# options it runs both HPRM variants, 100 warm-up + 400 frames, five times: sleeping with
+# options it runs both HPRM variants, 100 warm-up + 400 frames (the paper's yolov5n.pt as the
+# detector where `fetch` found it, else seeded random weights), five times: sleeping with
 # the critical path on one CPU (the default; the floor beside it, for the controls and
 # the plot), then on any CPU (--cpu -1), pinned, any CPU again (interleaved: the host's
 # speed drifts within a lease, lease 10), and busy-polling (which leaves the critical
@@ -15,6 +16,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WHEELS="${WHEELS:-$ROOT/.whl}"  # git-ignored; the device run must carry it
+PAPERS_YOLO="${PAPERS_YOLO:-$ROOT/../shared/models/yolov5n.pt}"
 # What carla_demo, hprm_bridge and hprm_core's compiled build need beyond what the device's
 # image holds (THERE), at versions that ran on the H200 (Python 3.12, Ubuntu 24.04).
 # src/carla_demo/test/test_gpu_ab.py checks that the two lists cover the packages'
@@ -44,6 +46,11 @@ fetch)
     --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
     --platform manylinux_2_17_x86_64 "${PACKAGES[@]}"
   ls "$WHEELS"/*.whl | wc -l | xargs echo "gpu_ab: wheels:" >&2
+  # The HPRM paper's detector weights travel with the wheels where this machine has them
+  # (never in the repository: AGPL-3.0 weights); without, the run uses seeded random ones.
+  if [ -f "$PAPERS_YOLO" ]; then
+    cp "$PAPERS_YOLO" "$WHEELS/" && echo "gpu_ab: and $PAPERS_YOLO" >&2
+  fi
   ;;
 run)
   shift
@@ -63,6 +70,9 @@ run)
     ab "$@"
   else
     base=(--frames 400 --warmup 100 --runs 1)
+    if [ -f "$WHEELS/yolov5n.pt" ]; then
+      base+=(--detector-weights "$WHEELS/yolov5n.pt")  # the paper's own detector
+    fi
     hprm=(--variants hprm-centralized,hprm-decentralized "${base[@]}")
     ab --variants floor,hprm-centralized,hprm-decentralized "${base[@]}" \
       --json "$out/pinned_1.json" --plot "$out/pinned_1.png"

@@ -35,7 +35,7 @@ class DetectorNode(Node):
             self.detector = Detector(weights or None, seed=seed, threads=threads or None)
         for w in caught:
             self.get_logger().error(str(w.message))
-        self.get_logger().info(f"YOLOv8n on {self.detector.device}")
+        self.get_logger().info(f"{self.detector.model} on {self.detector.device}")
         self.shm = ShmReader()
         self.timing = Timing("detector")
         self.pub = self.create_publisher(PointCloud2, "detector/detections", 1)

@@ -43,7 +43,7 @@ def run_floor(
         warnings.simplefilter("ignore", RandomWeightsWarning)  # the bench reports it once
         policy = RoachPolicy(policy_weights, seed=seed)
         detector = Detector(detector_weights, seed=seed)
-    print(f"floor: YOLOv8n on {detector.device}", flush=True)
+    print(f"floor: {detector.model} on {detector.device}", flush=True)
     rows = []
     # the pool's thread starts after the models started theirs, which keep their CPUs
     pin = None if cpu is None else lambda: affinity.pin_thread(cpu)

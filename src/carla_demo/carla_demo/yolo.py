@@ -224,6 +224,7 @@ class Detector:
     at `input_size`; ``Detector(weights="yolov8n.onnx")`` runs an ultralytics export (the
     model's own static input size wins over `input_size`). `seed` is for random weights
     only.
+    ``model`` says which network runs, for the logs.
     ``detector(image)`` takes an HxWx3 uint8 RGB image and returns float32 (N, 6)
     detections: x1, y1, x2, y2 (original image pixels), score, COCO class id.
     """
@@ -254,8 +255,12 @@ class Detector:
         if self.weights is None:
             graph = model_bytes(seed, input_size)
             warn_random_weights("YOLOv8n detector", _HOW_TO_FIX)
+            self.model = f"YOLOv8n, seeded random weights (seed {seed})"
         elif self.weights.suffix in CHECKPOINT_SUFFIXES:
             graph = yolov5_graph.model_bytes(os.fspath(self.weights), input_size)
+            self.model = f"YOLOv5 checkpoint {self.weights.name}"
+        else:
+            self.model = f"ONNX model {self.weights.name}"
         if graph is None:
             self._session = self._load(self.weights, options)
         else:
