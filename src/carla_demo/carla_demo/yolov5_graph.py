@@ -80,10 +80,10 @@ class _Writer(Graph):
             parts.append(self.maxpool(parts[-1], _one(m["m"].attr("kernel_size")), name))
         return self.conv(m["cv2"], self.concat(parts, name), f"{name}.cv2")
 
-    def detect(self, head: Pickled, xs: list[str], input_size: int, name: str) -> str:
+    def detect(self, head: Pickled, xs: list[str], input_size: int, name: str) -> tuple[str, int]:
         """Per level: the 1x1 conv, sigmoid, then (YOLOv5's Detect.forward at inference)
         xy = (2 s - 0.5 + cell) * stride, wh = (2 s)^2 * anchor, scores = obj * cls;
-        the levels' anchors concatenated in the (1, 4 + nc, N) layout."""
+        the levels' anchors concatenated in the (1, 4 + nc, N) layout. Returns it and N."""
         na, no, nc = head.attr("na"), head.attr("no"), head.attr("nc")
         strides = [float(s) for s in _float(head.attr("stride")).reshape(-1)]
         anchors = _float(head.buffers()["anchors"]).reshape(len(xs), na, 2)
@@ -114,7 +114,8 @@ class _Writer(Graph):
             flat = self.const(np.array([1, 4 + nc, -1], dtype=np.int64), name)
             (level,) = self.node("Reshape", [level, flat], name)
             levels.append(level)
-        return self.concat(levels, name, axis=2)
+        return self.concat(levels, name, axis=2), na * sum((input_size // round(s)) ** 2
+                                                           for s in strides)  # fmt: skip
 
 
 def _float(array: Any) -> np.ndarray:
@@ -143,10 +144,10 @@ def _build(path: Path, input_size: int) -> onnx.ModelProto:
     model = _model(path)
     w = _Writer()
     outputs: list[str] = []
-    x = "images"
+    x, n_anchors, head = "images", 0, None
     for i, layer in enumerate(model.modules()["model"].modules().values()):
         kind, f, name = layer.kind.rsplit(".", 1)[-1], layer.attr("f", -1), f"model.{i}"
-        inputs = [outputs[j] if j >= 0 else x for j in ([f] if isinstance(f, int) else f)]
+        inputs = [x if j == -1 else outputs[j] for j in ([f] if isinstance(f, int) else f)]
         if kind == "Conv":
             x = w.conv(layer, inputs[0], name)
         elif kind == "C3":
@@ -160,12 +161,12 @@ def _build(path: Path, input_size: int) -> onnx.ModelProto:
         elif kind == "Concat":
             x = w.concat(inputs, name, axis=layer.attr("d", 1))
         elif kind == "Detect":
-            x = w.detect(layer, inputs, input_size, name)
+            x, n_anchors = head = w.detect(layer, inputs, input_size, name)
         else:
             raise ValueError(f"{path}: {name} is a {layer.kind}, which this reader does not know")
         outputs.append(x)
-    n_anchors = sum(model.modules()["model"].modules()[str(len(outputs) - 1)].attr("na")
-                    * (input_size // s) ** 2 for s in (8, 16, 32))  # fmt: skip
+    if head is None or head[0] != x:
+        raise ValueError(f"{path}: its last layer is not a Detect head")
     props = {"stride": "32", "imgsz": f"[{input_size}, {input_size}]", "weights": path.name}
     doc = f"YOLOv5 from {path.name} (BatchNorm folded, output in YOLOv8's export layout)"
     return w.model(x, "yolov5", input_size, n_anchors, 4 + _NUM_CLASSES, doc, props)

@@ -203,6 +203,9 @@ def test_files_that_are_not_yolov5_checkpoints_are_refused_by_name(tmp_path):
     _checkpoint(tmp_path / "v5_5.pt", [focus, *_layers()[1:]])
     with pytest.raises(ValueError, match=r"v5_5.pt: model.0 is a models.common.Focus, which"):
         build_yolov5(tmp_path / "v5_5.pt")
+    _checkpoint(tmp_path / "headless.pt", _layers()[:-1])
+    with pytest.raises(ValueError, match=r"headless.pt: its last layer is not a Detect head"):
+        build_yolov5(tmp_path / "headless.pt")
     with pytest.raises(ValueError, match="input_size must be a positive multiple of 32"):
         build_yolov5(tmp_path / "small.pt", input_size=600)
 
