@@ -1,15 +1,12 @@
 """The Roach policy: Roach's shapes, deterministic, checkpoints in both formats, clear errors."""
 
-import pickle
-import zipfile
-
 import numpy as np
 import pytest
 
 from carla_demo.policy import PARAMETER_SHAPES, RoachPolicy, load_state_dict
 from carla_demo.weights import RandomWeightsWarning
 
-from .torch_files import Module, write_checkpoint
+from .torch_files import Module, write_checkpoint, write_exploit
 
 RNG = np.random.default_rng(3)
 BIRDVIEW = RNG.integers(0, 256, (15, 192, 192), dtype=np.uint8)
@@ -94,15 +91,7 @@ def test_bad_inputs_name_the_shape():
 
 def test_a_checkpoint_cannot_run_code(tmp_path):
     marker = tmp_path / "ran"
-
-    class Exploit:
-        def __reduce__(self):
-            import os
-
-            return (os.system, (f"touch {marker}",))
-
-    with zipfile.ZipFile(tmp_path / "evil.pth", "w") as archive:
-        archive.writestr("archive/data.pkl", pickle.dumps({"policy_state_dict": Exploit()}))
+    write_exploit(tmp_path / "evil.pth", "policy_state_dict", marker)
     with pytest.raises(ValueError, match=r"evil.pth: not a Roach policy checkpoint"):
         load_state_dict(tmp_path / "evil.pth")
     assert not marker.exists()

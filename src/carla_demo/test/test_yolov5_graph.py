@@ -7,7 +7,6 @@ test_yolo."""
 
 from __future__ import annotations
 
-import zipfile
 from collections import OrderedDict
 
 import numpy as np
@@ -16,7 +15,7 @@ import pytest
 
 from carla_demo.yolov5_graph import build_yolov5, model_bytes
 
-from .torch_files import Module, Parameter, nn_module, write_checkpoint
+from .torch_files import Module, Parameter, nn_module, write_checkpoint, write_exploit
 
 RNG = np.random.default_rng(5)
 SIZE = 64  # the input's side: levels of 8x8, 4x4 and 2x2 cells
@@ -212,17 +211,7 @@ def test_files_that_are_not_yolov5_checkpoints_are_refused_by_name(tmp_path):
 
 def test_reading_a_checkpoint_runs_no_code_from_it(tmp_path):
     marker = tmp_path / "ran"
-
-    class Exploit:
-        def __reduce__(self):
-            import os
-
-            return (os.system, (f"touch {marker}",))
-
-    import pickle
-
-    with zipfile.ZipFile(tmp_path / "evil.pt", "w") as archive:
-        archive.writestr("archive/data.pkl", pickle.dumps({"model": Exploit()}, protocol=2))
+    write_exploit(tmp_path / "evil.pt", "model", marker)
     with pytest.raises(ValueError, match=r"evil.pt: not a YOLOv5 checkpoint"):
         build_yolov5(tmp_path / "evil.pt")
     assert not marker.exists()

@@ -6,6 +6,7 @@ format lays them out."""
 from __future__ import annotations
 
 import io
+import os
 import pickle
 import sys
 import types
@@ -47,6 +48,18 @@ def nn_module(kind: str, modules=(), parameters=(), buffers=(), **attrs: Any) ->
         kind, training=False, _parameters=OrderedDict(parameters), _buffers=OrderedDict(buffers),
         _modules=OrderedDict(modules), **attrs,
     )  # fmt: skip
+
+
+def write_exploit(path: Path, key: str, marker: Path) -> None:
+    """A checkpoint whose ``key`` is an object that, unpickled by ``pickle``, runs
+    ``touch marker``: a reader that runs no code from the file leaves no marker."""
+
+    class Exploit:
+        def __reduce__(self) -> tuple:
+            return (os.system, (f"touch {marker}",))
+
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("archive/data.pkl", pickle.dumps({key: Exploit()}, protocol=2))
 
 
 def write_checkpoint(path: Path, saved: Any) -> None:
