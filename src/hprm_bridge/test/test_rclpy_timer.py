@@ -106,3 +106,51 @@ def test_a_deferred_goal_executes_from_a_timer_made_in_a_callback(ported_run):
     said = re.findall(r"^\[defer_server\] ([A-Z ]+)$", out, re.M)
     assert said == ["DEFERRING", "EXECUTE NOW"], out
     assert "[fibonacci_client] RESULT status 4 [0, 1, 1, 2, 3, 5]" in out
+
+
+EXITS = """\
+import rclpy
+from rclpy.node import Node
+
+
+class Exits(Node):
+    def __init__(self):
+        super().__init__("exits")
+        self.n = 0
+        self.create_timer(0.1, self.first)
+        self.create_timer(0.1, self.second)
+
+    def first(self):
+        self.n += 1
+        print("FIRST", self.n, flush=True)
+        if self.n == 2:
+            raise SystemExit
+
+    def second(self):
+        print("SECOND", self.n, flush=True)
+
+
+rclpy.init()
+try:
+    rclpy.spin(Exits())
+except SystemExit:
+    print("STOP", flush=True)
+"""
+EXITS_LINES = ["FIRST 1", "SECOND 1", "FIRST 2", "STOP"]
+
+
+def test_no_callback_runs_after_one_raised_system_exit(ported_run, tmp_path):
+    """The second timer is due at the same tag as the first: once the first raised
+    SystemExit, rclpy's spin is left and the second never runs. Ported, the federation
+    stops at a later tag (the next one, or later where a peer is ahead), and the node's
+    callbacks stay silent until then (at 26e1464 the second ran: SECOND 2)."""
+    node = tmp_path / "exits.py"
+    node.write_text(EXITS)
+    out = ported_run(node)
+    assert re.findall(r"^\[exits\] ((?:FIRST|SECOND) \d|STOP)$", out, re.M) == EXITS_LINES
+
+
+def test_no_callback_runs_after_system_exit_under_real_rclpy(rclpy_until_stop, tmp_path):
+    node = tmp_path / "exits.py"
+    node.write_text(EXITS)
+    assert rclpy_until_stop([node]) == EXITS_LINES

@@ -207,11 +207,15 @@ def exits(node: Node, callback: Callable[[], None], note: bool = True) -> Callab
     node's spin (the usual way out of a callback: ``rclpy.shutdown()`` there deadlocks
     Humble's global executor). Here it stops the federation at the next tag, and
     ``rclpy.spin`` raises the same SystemExit once the federation has stopped, for the
-    node's main to catch. With ``note``, running the callback is noted for a main in
-    ``spin_once``."""
+    node's main to catch. The node's callbacks do not run after it, as none would under
+    rclpy once its spin was left, though the stop the RTI grants may come tags later (its
+    peers may be past the tag, and a gateway's messages keep coming until then). With
+    ``note``, running the callback is noted for a main in ``spin_once``."""
     sleeper = node._sleeper if note else None  # a callback ran: for spin_once
 
     def run() -> None:
+        if node.system_exit is not None:
+            return
         try:
             if sleeper is not None:
                 sleeper.note_callback()

@@ -21,6 +21,9 @@ def talker():
 def waiter():
     node = Node("waiter")
     node.create_subscription(String, "leaving", lambda m: print("HEARD", m.data), 10)
+    # a first spin that does not wait: ported, it starts the node, so t0 is a logical time
+    # (the clock read before the start is the wall's, and joining may take a while)
+    rclpy.spin_once(node, timeout_sec=0)
     t0 = node.get_clock().now()
     rclpy.spin_once(node, timeout_sec=2.0)
     print("WAITED", round((node.get_clock().now() - t0).nanoseconds / 1e9), flush=True)
