@@ -152,10 +152,12 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
     frames = args.frames if args.frames is not None else QUICK_FRAMES if args.quick else FRAMES
     warmup = args.warmup if args.warmup is not None else QUICK_WARMUP if args.quick else WARMUP
-    if args.policy_weights is None or args.detector_weights is None:
+    unweighted = [m for m, w in (("policy", args.policy_weights),
+                                 ("detector", args.detector_weights)) if w is None]  # fmt: skip
+    if unweighted:
         print(
-            "carla-ab: WARNING: no weights for the policy and/or the detector: seeded random "
-            "weights (latency faithful, driving meaningless)",
+            f"carla-ab: WARNING: no weights for the {' and the '.join(unweighted)}: seeded "
+            "random weights (latency faithful, driving meaningless)",
             file=sys.stderr,
         )
     missing = rclpy_missing()
