@@ -31,6 +31,7 @@ from .torch_checkpoint import Pickled
 __all__ = ["build_yolov5", "model_bytes"]
 
 _NUM_CLASSES = 80  # COCO: the detector's class ids and the fusion rules assume them
+_LAYERS = ("Conv", "C3", "SPPF", "Upsample", "Concat", "Detect")  # YOLOv5 since v6.0
 
 
 class _Writer(Graph):
@@ -147,23 +148,29 @@ def _build(path: Path, input_size: int) -> onnx.ModelProto:
     x, n_anchors, head = "images", 0, None
     for i, layer in enumerate(model.modules()["model"].modules().values()):
         kind, f, name = layer.kind.rsplit(".", 1)[-1], layer.attr("f", -1), f"model.{i}"
-        inputs = [x if j == -1 else outputs[j] for j in ([f] if isinstance(f, int) else f)]
-        if kind == "Conv":
-            x = w.conv(layer, inputs[0], name)
-        elif kind == "C3":
-            x = w.c3(layer, inputs[0], name)
-        elif kind == "SPPF":
-            x = w.sppf(layer, inputs[0], name)
-        elif kind == "Upsample":
-            if layer.attr("scale_factor") != 2.0 or layer.attr("mode") != "nearest":
-                raise ValueError(f"{path}: {name}: only a nearest 2x Upsample is supported")
-            x = w.upsample(inputs[0], name)
-        elif kind == "Concat":
-            x = w.concat(inputs, name, axis=layer.attr("d", 1))
-        elif kind == "Detect":
-            x, n_anchors = head = w.detect(layer, inputs, input_size, name)
-        else:
+        if kind not in _LAYERS:
             raise ValueError(f"{path}: {name} is a {layer.kind}, which this reader does not know")
+        scaling = (layer.attr("scale_factor"), layer.attr("mode"))
+        if kind == "Upsample" and scaling != (2.0, "nearest"):
+            raise ValueError(f"{path}: {name}: only a nearest 2x Upsample is supported")
+        try:
+            inputs = [x if j == -1 else outputs[j] for j in ([f] if isinstance(f, int) else f)]
+            if kind == "Conv":
+                x = w.conv(layer, inputs[0], name)
+            elif kind == "C3":
+                x = w.c3(layer, inputs[0], name)
+            elif kind == "SPPF":
+                x = w.sppf(layer, inputs[0], name)
+            elif kind == "Upsample":
+                x = w.upsample(inputs[0], name)
+            elif kind == "Concat":
+                x = w.concat(inputs, name, axis=layer.attr("d", 1))
+            else:
+                x, n_anchors = head = w.detect(layer, inputs, input_size, name)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise ValueError(
+                f"{path}: {name} ({layer.kind}) is not as YOLOv5 writes one: {exc!r}"
+            ) from None
         outputs.append(x)
     if head is None or head[0] != x:
         raise ValueError(f"{path}: its last layer is not a Detect head")

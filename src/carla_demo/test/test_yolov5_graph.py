@@ -202,6 +202,11 @@ def test_files_that_are_not_yolov5_checkpoints_are_refused_by_name(tmp_path):
     _checkpoint(tmp_path / "v5_5.pt", [focus, *_layers()[1:]])
     with pytest.raises(ValueError, match=r"v5_5.pt: model.0 is a models.common.Focus, which"):
         build_yolov5(tmp_path / "v5_5.pt")
+    broken = _layers()
+    del broken[1].state["_modules"]["bn"]
+    _checkpoint(tmp_path / "broken.pt", broken)
+    with pytest.raises(ValueError, match=r"broken.pt: model.1 \(models.common.Conv\) is not as"):
+        build_yolov5(tmp_path / "broken.pt")
     _checkpoint(tmp_path / "headless.pt", _layers()[:-1])
     with pytest.raises(ValueError, match=r"headless.pt: its last layer is not a Detect head"):
         build_yolov5(tmp_path / "headless.pt")
