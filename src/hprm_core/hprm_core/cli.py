@@ -32,8 +32,39 @@ def _cmd_bench(args: argparse.Namespace, rest: list[str]) -> int:
         with sigterm_as_interrupt():  # what the benchmark started is stopped and removed
             return int(main(rest) or 0)
     except KeyboardInterrupt:  # Ctrl-C is how one ends a long benchmark: not a crash
-        print(f"hprm bench {args.name}: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        pass
+    except Exception as exc:
+        if not caused_by_interrupt(exc):
+            raise
+    print(f"hprm bench {args.name}: interrupted", file=sys.stderr)
+    return INTERRUPTED
+
+
+def caused_by_interrupt(exc: BaseException) -> bool:
+    """Whether ``exc`` is a Ctrl-C in another library's exception: Python turns one raised
+    in a class body's ``__set_name__`` into a RuntimeError (cyclonedds' classes, while an
+    interrupted benchmark imports them: CI saw its traceback), and others wrap what they
+    catch; the KeyboardInterrupt stays in the chain of causes.
+
+    Example::
+
+        >>> try:
+        ...     try:
+        ...         raise KeyboardInterrupt
+        ...     except KeyboardInterrupt as ki:
+        ...         raise RuntimeError("Error calling __set_name__") from ki
+        ... except RuntimeError as exc:
+        ...     caused_by_interrupt(exc), caused_by_interrupt(ValueError())
+        (True, False)
+    """
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _cmd_run(args: argparse.Namespace, rest: list[str]) -> int:
