@@ -24,12 +24,16 @@ def _name(text: str) -> str:
     return re.sub(r"[-_.]+", "-", text).lower()
 
 
-def _array(name: str) -> set[str]:
-    """The bash array ``name=( ... )`` of gpu_ab.sh, as normalized package names."""
+def _words(name: str) -> list[str]:
+    """The words of the bash array ``name=( ... )`` of gpu_ab.sh, comments left out."""
     found = re.search(rf"^{name}=\(\n(.*?)^\)$", SCRIPT.read_text(), re.M | re.S)
     assert found, f"no {name}=( ... ) array in {SCRIPT}"
-    words = (w for line in found[1].splitlines() for w in line.split("#")[0].split())
-    return {_name(w.split("==")[0]) for w in words}
+    return [w for line in found[1].splitlines() for w in line.split("#")[0].split()]
+
+
+def _array(name: str) -> set[str]:
+    """That array as normalized package names."""
+    return {_name(w.split("==")[0]) for w in _words(name)}
 
 
 def _needs(dist: str, extras: tuple[str, ...] = ()) -> set[str]:
@@ -45,8 +49,7 @@ def _needs(dist: str, extras: tuple[str, ...] = ()) -> set[str]:
 
 
 def test_every_carried_package_is_pinned():
-    found = re.search(r"^PACKAGES=\(\n(.*?)^\)$", SCRIPT.read_text(), re.M | re.S)
-    words = [w for line in found[1].splitlines() for w in line.split("#")[0].split()]
+    words = _words("PACKAGES")
     assert words and all(re.fullmatch(r"[\w.-]+==[\w.]+", w) for w in words), words
 
 
