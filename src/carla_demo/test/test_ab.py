@@ -24,6 +24,7 @@ from carla_demo.ab import (
     rclpy_missing,
     run_variant,
 )
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import compiled
 
 FRAMES, WARMUP = 4, 2
@@ -219,7 +220,7 @@ def test_ros2_launch_runs_each_variant(tmp_path, variant, floor):
            f"frames:={FRAMES}", f"warmup:={WARMUP}", f"report:={report}",
            f"cpu:={max(os.sched_getaffinity(0))}"]  # fmt: skip
     own_tmp = tempfile.mkdtemp(prefix="hprm-t-")  # short: socket paths live under it
-    env = dict(os.environ, ROS_DOMAIN_ID=str(150 + os.getpid() % 50), TMPDIR=own_tmp)
+    env = dict(os.environ, ROS_DOMAIN_ID=str(random_domain_id()), TMPDIR=own_tmp)
     try:
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
         # nothing left behind: no parameter files (launch_ros' dict parameters would)

@@ -10,6 +10,7 @@ from hprm_bridge.wire import Node, WireError
 from hprm_bridge.wire.dds_config import (
     domain_id_from_env,
     domain_ports,
+    domain_shard,
     ephemeral_ports,
     in_ephemeral_range,
     random_domain_id,
@@ -29,13 +30,30 @@ def test_ros2_advice_holds_with_the_default_ephemeral_range():
     assert all(in_ephemeral_range(d) for d in range(102, 214))
 
 
-def test_random_domain_ids_stay_out_of_the_ephemeral_range_and_off_zero():
+def test_random_domain_ids_stay_out_of_the_ephemeral_range_and_off_zero(monkeypatch):
+    monkeypatch.delenv("HPRM_DOMAIN_SHARD", raising=False)  # set in a pytest-xdist worker
     avoid = {d for d in range(1, 233) if d % 3}
     seen = {random_domain_id(avoid) for _ in range(300)}
     assert seen and 0 not in seen and not seen & avoid
     assert not any(in_ephemeral_range(d) for d in seen)
     with pytest.raises(RuntimeError, match="no free DDS domain id"):
         random_domain_id(avoid=range(233))
+
+
+def test_runs_sharing_the_machine_draw_from_disjoint_domain_ids(monkeypatch):
+    """Three pytest-xdist workers, each with its share: never one id for two of them."""
+    drawn = []
+    for k in range(3):
+        monkeypatch.setenv("HPRM_DOMAIN_SHARD", f"{k}/3")
+        drawn.append({random_domain_id() for _ in range(100)})
+        assert len(drawn[-1]) > 1 and {d % 3 for d in drawn[-1]} == {k}
+    assert not drawn[0] & drawn[1] and not drawn[1] & drawn[2] and not drawn[0] & drawn[2]
+
+
+@pytest.mark.parametrize("value", ["3/3", "1", "a/b", "-1/3", "0/0", "0/200"])
+def test_a_bad_domain_shard_is_refused_naming_it(value):
+    with pytest.raises(ValueError, match=f"HPRM_DOMAIN_SHARD={value!r} is not K/N"):
+        domain_shard({"HPRM_DOMAIN_SHARD": value})
 
 
 @pytest.mark.parametrize("value", ["233", "-1", "ten"])

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from hprm_bridge import porting
+from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core.launcher import rti_command
 
 HERE = Path(__file__).parent
@@ -96,10 +97,11 @@ def _piped(env):
                 start_new_session=True)  # fmt: skip
 
 
-def _leftovers(marker):
-    """Private RTI directories and processes of ours still there after a launch."""
-    dirs = list(Path(tempfile.gettempdir()).glob("hprm-launch-*"))
-    procs = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout.split()
+def _leftovers(tmp):
+    """Private RTI directories and processes still there after a launch given TMPDIR=``tmp``
+    (its own: other tests run launches beside this one)."""
+    dirs = list(Path(tmp).glob("hprm-launch-*"))
+    procs = subprocess.run(["pgrep", "-f", tmp], capture_output=True, text=True).stdout.split()
     return dirs, procs
 
 
@@ -139,9 +141,9 @@ def test_plain_ros2_launch_without_hprms_dependencies_says_which_python_lacks_wh
 
 @pytest.mark.ros2
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
-def test_ros2_launch_runs_a_federation_from_a_python_launch_file(coordination):
+def test_ros2_launch_runs_a_federation_from_a_python_launch_file(coordination, own_tmp):
     _skip_without_ros2()
-    env = dict(os.environ, HPRM_TEST_COORDINATION=coordination)
+    env = dict(os.environ, HPRM_TEST_COORDINATION=coordination, TMPDIR=own_tmp)
     r = subprocess.run(_launch([LAUNCH / "talker_listener.launch.py"]), capture_output=True,
                        text=True, timeout=120, env=env)  # fmt: skip
     out = r.stdout + r.stderr
@@ -149,7 +151,7 @@ def test_ros2_launch_runs_a_federation_from_a_python_launch_file(coordination):
     assert _heard(out) == [f"{n}{p}" for n in range(1, 6) for p in "ab"], out
     for label in ("hprm_rti", "talker", "listener"):
         assert re.search(rf"\[INFO\] \[{label}-\d+\]: process has finished cleanly", out), out
-    assert _leftovers("hprm-launch-") == ([], [])
+    assert _leftovers(own_tmp) == ([], [])
 
 
 @pytest.mark.ros2
@@ -167,8 +169,8 @@ def test_ros2_launch_reads_the_xml_and_yaml_frontends(frontend):
     assert f"{coordination} coordination" in out
 
 
-def _start_long_launch(read_until, ctrl_c):
-    env = dict(os.environ, HPRM_TEST_TIMEOUT="120 s", PYTHONUNBUFFERED="1")
+def _start_long_launch(read_until, ctrl_c, tmp):
+    env = dict(os.environ, HPRM_TEST_TIMEOUT="120 s", PYTHONUNBUFFERED="1", TMPDIR=tmp)
     proc = subprocess.Popen(_launch([LAUNCH / "talker_listener.launch.py"]), **_piped(env))
     lines = read_until(proc, 60, lambda lines: any("HEARD 3b" in x for x in lines))
     if not any("HEARD 3b" in x for x in lines):  # stopped, not left running
@@ -177,9 +179,11 @@ def _start_long_launch(read_until, ctrl_c):
 
 
 @pytest.mark.ros2
-def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(ctrl_c, read_until):
+def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(
+    ctrl_c, read_until, own_tmp
+):
     _skip_without_ros2()
-    proc, lines = _start_long_launch(read_until, ctrl_c)
+    proc, lines = _start_long_launch(read_until, ctrl_c, own_tmp)
     rest = ctrl_c(proc)
     out = "".join(lines) + rest
     # Humble's launch itself sometimes exits 1 when the SIGINT lands while it is processing
@@ -191,18 +195,18 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(ctrl_c,
     assert "stop granted at" in out  # the RTI agreed one stop tag with every federate
     for label in ("hprm_rti", "talker", "listener"):
         assert re.search(rf"\[INFO\] \[{label}-\d+\]: process has finished cleanly", out), out
-    assert _leftovers("hprm-launch-") == ([], [])
+    assert _leftovers(own_tmp) == ([], [])
 
 
 @pytest.mark.ros2
-def test_a_federate_killed_ends_the_launch_naming_it(read_until, ctrl_c, ended):
+def test_a_federate_killed_ends_the_launch_naming_it(read_until, ctrl_c, ended, own_tmp):
     _skip_without_ros2()
-    proc, lines = _start_long_launch(read_until, ctrl_c)
+    proc, lines = _start_long_launch(read_until, ctrl_c, own_tmp)
     subprocess.run(["pkill", "-KILL", "-f", f"hprm_bridge.porting {NODES / 'talker.py'}"])
     rest = ended(proc, 60)
     out = "".join(lines) + rest
     assert "HPRM federate talker was killed by SIGKILL: stopping the launch" in out, out
-    assert _leftovers("hprm-launch-") == ([], [])
+    assert _leftovers(own_tmp) == ([], [])
 
 
 @pytest.mark.ros2
@@ -230,7 +234,7 @@ def test_the_example_pipeline_launches_ported_and_plain(ctrl_c, read_until, own_
     # the camera's frames:=3 (a parameter) reached it: 6 frames in 200 ms without it
     assert len(cmds) == 3 and cmds == re.findall(
         r"^\[controller\] CMD \d+ (\S+) (\S+) \d+$", hprm_ros.stdout, re.M)[:3]  # fmt: skip
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100),
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()),
                TMPDIR=own_tmp)  # fmt: skip
     proc = subprocess.Popen(_launch([launch_file, "ported:=false", "frames:=50"]), **_piped(env))
     lines = []
@@ -271,7 +275,7 @@ def test_every_porting_stage_delivers_the_same_commands(ctrl_c, ported, read_unt
     ).stdout  # fmt: skip
     ref = re.findall(r"^\[controller\] CMD \d+ (\S+ \S+) \d+$", reference, re.M)
     assert len(ref) == 120, reference
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(os.getpid() % 100 + 100))
+    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
     proc = subprocess.Popen(
         _launch([here / "pipeline.launch.py", f"ported:={ported}", "frames:=120"]), **_piped(env)
     )

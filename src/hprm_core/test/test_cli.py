@@ -159,7 +159,11 @@ def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines, w
     line, status 130 to a shell, no traceback from it or its children, no process, directory or
     /dev/shm entry left."""
     shm0 = set(os.listdir("/dev/shm"))
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # its own TMPDIR and a mark its processes inherit: other tests running beside this one
+    # (pytest-xdist) have RTIs and gather directories of their own
+    mark = f"hprm-test-{os.getpid()}-{time.monotonic_ns()}"
+    tmp = tempfile.mkdtemp(prefix="hprm-t-")  # short: socket paths live under it
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=tmp, HPRM_TEST_MARK=mark)
     p = subprocess.Popen([sys.executable, "-m", "hprm_core.cli", "bench", "gather", "--quick"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True, env=env)  # fmt: skip
@@ -182,11 +186,25 @@ def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines, w
     assert p.returncode in (130, -signal.SIGINT), out
     assert "hprm bench gather: interrupted" in out and "Traceback" not in out, out
     time.sleep(0.5)  # children killed by the parent: gone once reaped
-    left = subprocess.run(["pgrep", "-f", "hprm-gather-|gather_baseline|hprm_core.cli rti"],
-                          capture_output=True, text=True).stdout  # fmt: skip
-    assert left == "", left
-    assert not list(Path(tempfile.gettempdir()).glob("hprm-gather-*"))
+    assert _marked_processes(mark) == []
+    assert os.listdir(tmp) == [], os.listdir(tmp)  # no hprm-gather-* directory
+    os.rmdir(tmp)
     assert leaked_shm(shm0) == set()
+
+
+def _marked_processes(mark):
+    """The command lines of the live processes whose environment holds ``mark``."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if f"HPRM_TEST_MARK={mark}".encode() not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                found.append(f.read().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            continue  # gone meanwhile, or not ours to read
+    return found
 
 
 def test_bench_reactions_quick_writes_json_and_table(tmp_path):

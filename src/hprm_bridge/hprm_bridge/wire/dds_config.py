@@ -180,17 +180,43 @@ def _overlap(a: range, b: range) -> bool:
     return a.start < b.stop and b.start < a.stop
 
 
+DOMAIN_SHARD_ENV = "HPRM_DOMAIN_SHARD"
+"""``K/N``: this is run K (0-based) of N that share the machine at once (pytest-xdist's
+workers, say); :func:`random_domain_id` then picks only ids ``d`` with ``d % N == K``, so
+that two runs never land in one domain and hear each other's ``/chatter``."""
+
+
+def domain_shard(env: Mapping[str, str] | None = None) -> tuple[int, int]:
+    """``(K, N)`` from ``HPRM_DOMAIN_SHARD`` (``(0, 1)``, every id, when it is unset).
+
+    >>> domain_shard({"HPRM_DOMAIN_SHARD": "1/3"})
+    (1, 3)
+    """
+    value = (env if env is not None else os.environ).get(DOMAIN_SHARD_ENV, "").strip()
+    if not value:
+        return 0, 1
+    k, slash, n = value.partition("/")
+    if slash and k.isdigit() and n.isdigit() and 0 <= int(k) < int(n) <= MAX_DOMAIN_ID // 2:
+        return int(k), int(n)
+    raise ValueError(
+        f"{DOMAIN_SHARD_ENV}={value!r} is not K/N with 0 <= K < N <= {MAX_DOMAIN_ID // 2} "
+        "(run K of N sharing this machine's domain ids)"
+    )
+
+
 def random_domain_id(avoid: Collection[int] = ()) -> int:
     """A random domain id for a test or benchmark, away from the user's graph.
 
-    Never 0 (ROS 2's default, where the user's own nodes live) and never one
-    whose ports meet the ephemeral range (see :func:`in_ephemeral_range`).
+    Never 0 (ROS 2's default, where the user's own nodes live), never one whose
+    ports meet the ephemeral range (see :func:`in_ephemeral_range`), and only
+    this run's share of the ids where ``HPRM_DOMAIN_SHARD`` splits them.
     """
+    k, n = domain_shard()
     eph = ephemeral_ports()
     choices = [
         d
         for d in range(1, MAX_DOMAIN_ID + 1)
-        if d not in avoid and not _overlap(domain_ports(d), eph)
+        if d % n == k and d not in avoid and not _overlap(domain_ports(d), eph)
     ]
     if not choices:
         raise RuntimeError("no free DDS domain id left below the ephemeral port range")
