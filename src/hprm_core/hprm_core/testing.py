@@ -4,9 +4,10 @@
 its processes print, so a test can wait for a line while it runs, read everything once it
 ended, and check that it left nothing behind. ``leaked_shm`` answers "did this leave
 anything in /dev/shm?" on a shared machine where other programs (benchmarks using
-``multiprocessing.shared_memory``) create short-lived entries: only entries that persist
-count. ``modules_with_examples`` and ``run_examples`` keep a package's docstring examples
-true: an example nobody runs goes stale with the first change of the API it shows.
+``multiprocessing.shared_memory``) create entries of their own: only entries that persist
+and that no process outside the caller's own tree holds count. ``modules_with_examples``
+and ``run_examples`` keep a package's docstring examples true: an example nobody runs goes
+stale with the first change of the API it shows.
 
 Example::
 

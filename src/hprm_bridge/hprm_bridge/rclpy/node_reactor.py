@@ -115,8 +115,16 @@ def build(node: Node) -> None:
     node._kick = Timer(offset=1, period=1)
     node._kick.cancel()  # reset by Node._kick_soon
     r.attach("kick", node._kick)
-    r.add_reaction(exits(node, late_subscriptions.deliver(node, tasks), note=False), node._kick,
-                   name="kick")  # fmt: skip
+    deliver = exits(node, late_subscriptions.deliver(node, tasks), note=False)
+
+    def kick() -> None:
+        # Cancelled here, not only by deliver: after a SystemExit deliver no longer runs,
+        # and the kick's 1 ns period would then step the node one nanosecond a tag up to
+        # the stop tag the RTI grants (milliseconds later under load: minutes of tags).
+        node._kick.cancel()
+        deliver()
+
+    r.add_reaction(kick, node._kick, name="kick")
     triggers.append(node._kick)
     own = {s.srv_name for s in node.services} & {c.srv_name for c in node.clients}
     if own:
