@@ -159,11 +159,10 @@ def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines, w
     line, status 130 to a shell, no traceback from it or its children, no process, directory or
     /dev/shm entry left."""
     shm0 = set(os.listdir("/dev/shm"))
-    # its own TMPDIR and a mark its processes inherit: other tests running beside this one
+    # its own TMPDIR, which its processes inherit: other tests running beside this one
     # (pytest-xdist) have RTIs and gather directories of their own
-    mark = f"hprm-test-{os.getpid()}-{time.monotonic_ns()}"
     tmp = tempfile.mkdtemp(prefix="hprm-t-")  # short: socket paths live under it
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=tmp, HPRM_TEST_MARK=mark)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", TMPDIR=tmp)
     p = subprocess.Popen([sys.executable, "-m", "hprm_core.cli", "bench", "gather", "--quick"],
                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                          start_new_session=True, env=env)  # fmt: skip
@@ -186,19 +185,20 @@ def test_an_interrupted_benchmark_says_so_and_leaves_nothing(how, after_lines, w
     assert p.returncode in (130, -signal.SIGINT), out
     assert "hprm bench gather: interrupted" in out and "Traceback" not in out, out
     time.sleep(0.5)  # children killed by the parent: gone once reaped
-    assert _marked_processes(mark) == []
+    assert _processes_inheriting(f"TMPDIR={tmp}") == []
     assert os.listdir(tmp) == [], os.listdir(tmp)  # no hprm-gather-* directory
     os.rmdir(tmp)
     assert leaked_shm(shm0) == set()
 
 
-def _marked_processes(mark):
-    """The command lines of the live processes whose environment holds ``mark``."""
+def _processes_inheriting(variable):
+    """The command lines of the live processes whose environment holds ``variable``
+    (``NAME=value``)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
-                if f"HPRM_TEST_MARK={mark}".encode() not in f.read().split(b"\0"):
+                if variable.encode() not in f.read().split(b"\0"):
                     continue
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 found.append(f.read().replace(b"\0", b" ").decode(errors="replace"))

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -25,9 +26,8 @@ HOLD = textwrap.dedent("""
 
 
 @pytest.fixture
-def shm_name(request):
-    name = f"leak-check-{os.getpid()}-{request.node.name[-20:]}".replace("[", "-")
-    name = name.replace("]", "")
+def shm_name():
+    name = f"leak-check-{os.getpid()}-{time.monotonic_ns()}"
     yield name
     if os.path.exists(f"/dev/shm/{name}"):
         os.unlink(f"/dev/shm/{name}")
