@@ -9,7 +9,13 @@ directory) through which
 
 - a receiver fetches the fds of arenas it has not mapped yet (``SCM_RIGHTS``,
   once per arena; from the federate that sent it the reference, which may be
-  forwarding an arena of a third federate);
+  forwarding an arena of a third federate). It asks each upstream federate
+  right after START (:meth:`DataPlane.prefetch`), without waiting for the
+  answer: an arena must reach a receiver while its producer still runs, and a
+  producer may send once and finish before a busy receiver reads its message.
+  A producer that closes while a live receiver holds references into an arena
+  it has not been given yet serves its store channel a while longer
+  (:data:`HANDOVER_S`);
 - a receiver returns release tokens when user code dropped a received array,
   so the sender can reuse the block (see ``object_store`` for the lifetime rule);
 - a dead receiver's holds are dropped when its channel closes.
@@ -32,10 +38,18 @@ import select
 import socket
 import struct
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 from hprm_core import gatekeeper, transport
-from hprm_core.object_store import ArenaMap, Ref, Store, recv_arena_fds, send_arena_fds
+from hprm_core.object_store import (
+    ArenaMap,
+    ObjectStoreError,
+    Ref,
+    Store,
+    recv_arena_fds,
+    send_arena_fds,
+)
 from hprm_core.serialization import (
     ITEM_REF,
     Item,
@@ -58,6 +72,9 @@ _FULL = b"\x01"  # then u32 header length, serialized header, streamed buffers
 #: peer fast path checks it too
 INLINE_KIND, _FULL_KIND = _INLINE[0], _FULL[0]
 _HEADER_LEN = struct.Struct("<I")
+#: how long a closing producer serves receivers that hold references into arenas
+#: they have not mapped yet (each asks as soon as it reads the message)
+HANDOVER_S = 10.0
 
 
 class DataPlane:
@@ -87,6 +104,8 @@ class DataPlane:
         self._clients: dict[int, Connection] = {}  # producer federate -> our channel to it
         self._served: dict[int, Connection] = {}  # consumer federate -> its channel to us
         self._served_early: set[int] = set()  # consumers served by _serve_until_readable
+        self._given: dict[int, set[int]] = {}  # consumer federate -> arenas sent to it
+        self._asked: set[int] = set()  # producers whose answer we have not read yet
         self._lock = threading.Lock()
         self._plain = PlainPickler()  # reused: sends happen in the scheduler thread
 
@@ -104,7 +123,30 @@ class DataPlane:
         self._listener, _ = transport.listen(self._address(self.me))
         threading.Thread(target=self._serve, name=f"{self.name}-store-accept", daemon=True).start()
 
-    def close(self) -> None:
+    def prefetch(self, producers: list[int]) -> None:
+        """Ask each upstream producer for its arenas now (its first one exists
+        from its start), reading the answer whenever it comes: the first large
+        message then finds its arena mapped, even if its producer has finished
+        by the time this federate reads it."""
+        if self.directory is None:
+            return
+        for src in producers:
+            try:
+                conn = self._channel(src)
+                conn.send(Frame.ARENA_REQUEST)
+            except (OSError, transport.ProtocolError) as exc:
+                # A producer that died is the RTI's to report; its first message, if
+                # any, then names the problem (_ensure_mapped).
+                log.debug("%s: no arenas from federate %s yet: %s", self.name, src, exc)
+                continue
+            self._asked.add(src)
+
+    def close(self, hand_over: bool = True) -> None:
+        """Stop serving and unmap. ``hand_over``: first serve, for up to
+        :data:`HANDOVER_S`, receivers that hold references into arenas they have
+        not mapped yet (the memory goes with this process, not the references)."""
+        if hand_over and self._listener is not None:
+            self._hand_over()
         if self._listener is not None:
             transport.close_listener(self._listener)
             self._listener = None
@@ -211,6 +253,27 @@ class DataPlane:
             return
         if self.directory is None:
             raise SerializationError(f"{ref.describe()}: shared memory reference over a TCP link")
+        who = self.peer_names.get(src, src)
+        try:
+            conn = self._channel(src)
+            if src in self._asked:  # the answer to prefetch() may hold it
+                self._read_answer(src, conn)
+            if ref.arena_id not in self.arenas:
+                # Strict request/response on this channel: the fds follow the request.
+                conn.send(Frame.ARENA_REQUEST)
+                self._asked.add(src)
+                self._read_answer(src, conn)
+        except (OSError, ObjectStoreError, transport.ProtocolError) as exc:
+            self._drop_channel(src)
+            raise SerializationError(
+                f"{ref.describe()}: federate {who} left before this federate could map the "
+                f"shared memory it sent ({exc})"
+            ) from None
+        if ref.arena_id not in self.arenas:
+            raise SerializationError(f"{ref.describe()}: federate {who} does not have that arena")
+
+    def _channel(self, src: int) -> Connection:
+        """Our store channel to producer ``src`` (connected on first use)."""
         conn = self._clients.get(src)
         if conn is None:
             conn, _ = transport.connect(
@@ -220,14 +283,14 @@ class DataPlane:
             )
             self._clients[src] = conn
             self.sched.add_reader(conn.sock, functools.partial(self._on_client_readable, src))
-        # Strict request/response on this channel: the fds follow the request.
-        conn.send(Frame.ARENA_REQUEST)
+        return conn
+
+    def _read_answer(self, src: int, conn: Connection) -> None:
+        """Map the arenas producer ``src`` sent in answer to our request."""
         self._serve_until_readable(conn)
+        self._asked.discard(src)
         for info in recv_arena_fds(conn.sock):
             self.arenas.attach(info.arena_id, info.fd, info.size, owner=src)
-        if ref.arena_id not in self.arenas:
-            who = self.peer_names.get(src, src)
-            raise SerializationError(f"{ref.describe()}: federate {who} does not have that arena")
 
     def _serve_until_readable(self, conn: Connection) -> None:
         """Wait for the answer on ``conn``, serving requests to our own store
@@ -262,10 +325,21 @@ class DataPlane:
                 conn.send(Frame.RELEASE, *refs)
 
     def _on_client_readable(self, src: int) -> None:
-        """A producer closed our channel to it (it sends nothing else)."""
+        """The answer to :meth:`prefetch`; else the producer closed our channel to
+        it (it sends nothing else)."""
+        conn = self._clients.get(src)
+        if conn is not None and src in self._asked:
+            with contextlib.suppress(OSError, ObjectStoreError):
+                self._read_answer(src, conn)
+                return
+        self._drop_channel(src)
+
+    def _drop_channel(self, src: int) -> None:
+        self._asked.discard(src)
         conn = self._clients.pop(src, None)
         if conn is not None:
-            self.sched.remove_reader(conn.sock)
+            with contextlib.suppress(KeyError, ValueError):
+                self.sched.remove_reader(conn.sock)
             conn.close()
 
     # -- serving other federates ----------------------------------------------------------
@@ -301,6 +375,7 @@ class DataPlane:
                 if kind == Frame.ARENA_REQUEST:
                     arenas = (self.store.arenas if self.store else []) + self.arenas.arenas
                     send_arena_fds(conn.sock, arenas)
+                    self._given.setdefault(peer, set()).update(a.arena_id for a in arenas)
                 elif kind == Frame.RELEASE:
                     self._release(peer, payload)
                 else:
@@ -318,6 +393,50 @@ class DataPlane:
             dropped += self.arenas.release_all_for(peer)
             if dropped:
                 log.info("%s: dropped %d holds of departed federate %s", self.name, dropped, peer)
+
+    def _unmapped(self) -> dict[Any, set[int]]:
+        """Receivers still holding references into arenas they were never sent."""
+        held = self.arenas.forwarded_arenas()
+        if self.store is not None:
+            for peer, ids in self.store.held_arenas().items():
+                held.setdefault(peer, set()).update(ids)
+        out: dict[Any, set[int]] = {}
+        for peer, ids in held.items():
+            if isinstance(peer, int):  # not our own holds (None)
+                missing = ids - self._given.get(peer, set())
+                if missing:
+                    out[peer] = missing
+        return out
+
+    def _hand_over(self) -> None:
+        """Serve our store channel until every live receiver holding a reference
+        into one of our arenas has been given that arena: it asks as soon as it
+        reads the message, and its channel closes if it finishes first (its holds
+        go with it, :meth:`_on_served`)."""
+        unmapped = self._unmapped()
+        if not unmapped:
+            return
+        names = ", ".join(str(self.peer_names.get(p, p)) for p in unmapped)
+        log.info("%s: waiting for %s to map what it was sent", self.name, names)
+        deadline = time.monotonic() + HANDOVER_S
+        while unmapped:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning(
+                    "%s: leaving after %g s although %s did not map what it was sent: "
+                    "those messages are lost",
+                    self.name,
+                    HANDOVER_S,
+                    ", ".join(str(self.peer_names.get(p, p)) for p in unmapped),
+                )
+                return
+            with self._lock:
+                served = [(p, c) for p, c in self._served.items() if not c.closed]
+            ready = select.select([c.sock for _, c in served], [], [], min(left, 0.05))[0]
+            for peer, c in served:
+                if c.sock in ready:
+                    self._on_served(peer, c)
+            unmapped = self._unmapped()
 
     def _release(self, peer: int, payload: memoryview) -> None:
         if len(payload) % Ref.SIZE:

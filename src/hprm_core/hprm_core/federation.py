@@ -294,7 +294,14 @@ class FederateCoordinator:
             return self.quiescent or self.upstream_done >= self.upstream_feds
         if self.upstream_done >= self.upstream_feds:
             return True  # every upstream federate has left: no message can come
-        return sched.physical_time() >= tag.time + self.stp
+        if sched.physical_time() < tag.time + self.stp:
+            return False
+        # Physical time says go; but a federate late from a long reaction has not
+        # read its sockets since, and what came meanwhile was on time: read it
+        # first (it may hold an earlier tag), or it turns tardy, or is lost at stop.
+        while sched.wait(0):
+            pass
+        return not sched.has_news()
 
     def _answered(self, sched: Scheduler, tag: Tag) -> bool:
         """A self-paced federate (``grants.self_paced``): may it grant itself

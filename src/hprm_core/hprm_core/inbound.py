@@ -80,6 +80,11 @@ class Inbound:
                     tag.elapsed(sched.start_time),
                     exc,
                 )
+                # The tag is still ours to complete: the RTI counts the message in
+                # transit to us until our LTC passes it (no grant comes before).
+                c.known_tags[cid] = tag
+                c.promise.forget()
+                sched.schedule_network(TAG_MARKER, tag, None)
                 return
             c.known_tags[cid] = tag
             # The RTI lowered our NET to this message's tag when forwarding it:

@@ -93,7 +93,8 @@ class ShutdownCoordinator:
     def close(self) -> None:
         c = self.c
         if c.data_plane is not None:
-            c.data_plane.close()
+            # After a clean run, what we sent must still reach receivers busy elsewhere.
+            c.data_plane.close(hand_over=c.failure is None)
             c.data_plane = None
         for conn in c.peers.values():
             conn.close()

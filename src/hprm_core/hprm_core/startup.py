@@ -14,7 +14,8 @@ coordinator from the rest):
 3. across hosts, measure the clock offset to the RTI (:mod:`clock_sync`);
 4. say READY, wait for START (or the RTI's FAILED: a causality loop, a
    federate that never came);
-5. connect to the federates downstream of us that take payloads peer to peer.
+5. connect to the federates downstream of us that take payloads peer to peer,
+   and ask the ones upstream for their shared-memory arenas (:mod:`data_plane`).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class StartupCoordinator:
             c.inbound.on_rti_readable()
         for fid in sorted(c.p2p_downstream):
             self._connect_downstream(fid, start["peers"][str(fid)], hello)
+        c.data_plane.prefetch(sorted(c.p2p_upstream))
         log.info(
             "%s joined federation %s (%s), start time %d",
             c.me.name,

@@ -106,3 +106,48 @@ def test_a_producer_with_a_standing_backlog_still_reports_its_progress_to_the_rt
     assert len(ticks) == 31, r.text  # 0, 20, ..., 600 ms: the stop tag
     assert sum(t < last for t in ticks) >= 6, r.text
     r.assert_clean()
+
+
+@pytest.mark.parametrize("size", [1_000_000, 80_000_000])
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_an_array_reaches_a_busy_receiver_after_its_producer_left(monkeypatch, coordination, size):
+    """The producer sends once and finishes while the receiver is busy in a
+    reaction; the receiver reads the reference a second later. Its arena
+    must have reached the receiver first: the producer's first arena is
+    mapped right after START, and an arena it adds later (80 MB does not fit
+    the first) it hands over before it closes. Centralized, the receiver used
+    to find the producer's store gone, drop the peer link without a word and
+    wait for a grant forever; decentralized, it stopped before reading its
+    socket and the message was lost in silence."""
+    monkeypatch.setenv("EE_COORDINATION", coordination)
+    monkeypatch.setenv("EE_BYTES", str(size))
+    r = run_federation(PROGRAMS / "early_exit.py")
+    assert r.code == 0, r.text
+    assert f"consumer got {size} bytes, all 7: True" in r.text, r.text
+    assert "ERROR" not in r.text and "tardy" not in r.text, r.text
+    r.assert_clean()
+
+
+@pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
+def test_a_message_whose_producer_left_unmapped_is_named_and_the_run_still_ends(
+    monkeypatch, coordination
+):
+    """When the receiver stays busy past the producer's hand-over (cut to
+    0.2 s here), the message is lost: both sides say so, naming who and
+    which tag, and the federation still finishes (centralized, the receiver
+    completes that tag anyway: the RTI counts the message in transit to it)."""
+    monkeypatch.setenv("EE_COORDINATION", coordination)
+    monkeypatch.setenv("EE_BYTES", "80000000")
+    monkeypatch.setenv("EE_HANDOVER_S", "0.2")
+    r = run_federation(PROGRAMS / "early_exit.py")
+    assert r.code == 0, r.text
+    assert re.search(
+        r"producer: leaving after 0\.2 s although consumer did not map what it was sent", r.text
+    ), r.text
+    assert re.search(
+        r"consumer: dropped a message on EarlyExit\.producer\.out -> EarlyExit\.consumer\.inp "
+        r"at tag \(200000000, 0\): .*federate producer left before this federate could map",
+        r.text,
+    ), r.text
+    assert "consumer got nothing" in r.text, r.text
+    r.assert_clean()

@@ -235,6 +235,34 @@ def test_release_all_for_dead_peer_reclaims_its_holds_only():
         assert s.release_all_for("nobody") == 0
 
 
+def test_held_arenas_say_which_arenas_each_peer_still_needs_mapped():
+    """What a closing producer hands over (``DataPlane.close``): per peer, the
+    arenas of the blocks it holds, own and forwarded; released blocks drop out."""
+    with Store(MiB) as s, ArenaMap() as m:
+        small = s.put(b"1" * 100)
+        big = s.put(np.zeros(2 * MiB, np.uint8))  # does not fit: a second arena
+        first, second = small.arena_id, big.arena_id
+        assert first != second
+        s.share(small, 1)
+        s.share(big, 1)
+        s.share(big, 2)
+        assert s.held_arenas() == {None: {first, second}, 1: {first, second}, 2: {second}}
+        s.release(big, 2)
+        s.release(small, 1)
+        assert s.held_arenas() == {None: {first, second}, 1: {second}}
+        attach_all(m, s, owner=0)
+        arr = m.array(big, np.uint8, (2 * MiB,))
+        m.share(big, 3)  # forwarded
+        assert m.forwarded_arenas() == {3: {second}}
+        m.release(big, 3)
+        assert m.forwarded_arenas() == {}
+        del arr
+        s.release(big, 1)
+        s.release(small)
+        s.release(big)
+        assert s.held_arenas() == {}
+
+
 def test_ref_of_still_finds_a_live_object_after_others_died():
     # ref_of answers None at once when nothing is alive: the counts behind that
     # must not reach zero while one object still points into a block.

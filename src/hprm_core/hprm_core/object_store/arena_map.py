@@ -353,6 +353,16 @@ class ArenaMap:
             if not self._pins[key]:
                 del self._pins[key]
 
+    def forwarded_arenas(self) -> dict[Hashable, set[int]]:
+        """For each peer holding forwarded blocks, the arenas they lie in (as
+        :meth:`Store.held_arenas`, for arenas this process only maps)."""
+        out: dict[Hashable, set[int]] = {}
+        with self._lock:
+            for (arena_id, _, _), pins in self._pins.items():
+                for peer in pins:
+                    out.setdefault(peer, set()).add(arena_id)
+        return out
+
     def release_all_for(self, peer: Hashable) -> int:
         """Drop every forward hold of ``peer``; returns how many."""
         dropped = 0

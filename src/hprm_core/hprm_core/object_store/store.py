@@ -475,6 +475,18 @@ class Store:
             log.info("released %d holds of dead peer %r", dropped, peer)
         return dropped
 
+    def held_arenas(self) -> dict[Hashable, set[int]]:
+        """For each peer holding blocks, the arenas they lie in: what that peer
+        must have mapped before this store may close (``DataPlane.close``)."""
+        out: dict[Hashable, set[int]] = {}
+        with self._lock:
+            self._drain()
+            for arena in self._arenas.values():
+                for b in arena.used.values():
+                    for peer in b.holds:
+                        out.setdefault(peer, set()).add(arena.arena_id)
+        return out
+
     def holds(self, ref: Ref) -> dict[Hashable, int]:
         """A copy of the per-peer holds of ``ref``'s block (for tests, stats)."""
         with self._lock:
