@@ -1,6 +1,8 @@
-"""A plain rclpy node in a feedback loop with ponger.py: every 10 ms it
-sends a count on /ping and prints each answer arriving on /pong, with the
-time it took by the node's clock."""
+"""A plain rclpy node in a feedback loop with ponger.py: every 10 ms
+(PINGER_PERIOD_S) it sends a count on /ping and prints each answer arriving
+on /pong, with the time it took by the node's clock."""
+
+import os
 
 import rclpy
 from rclpy.node import Node
@@ -12,7 +14,7 @@ class Pinger(Node):
         super().__init__("pinger")
         self.pub = self.create_publisher(Int64, "ping", 10)
         self.create_subscription(Int64, "pong", self.answered, 10)
-        self.create_timer(0.01, self.tick)
+        self.create_timer(float(os.environ.get("PINGER_PERIOD_S", "0.01")), self.tick)
         self.n = 0
         self.sent_at = {}
 

@@ -9,12 +9,13 @@ import rclpy
 from rclpy.executors import SingleThreadedExecutor
 
 from hprm_bridge.examples.ros_pipeline.camera import Camera
-from hprm_bridge.examples.ros_pipeline.controller import Controller
+from hprm_bridge.examples.ros_pipeline.controller import Controller, interrupt_once
 from hprm_bridge.examples.ros_pipeline.detector import Detector
 from hprm_bridge.examples.ros_pipeline.planner import Planner
 
 
 def main(args=None):
+    signal.signal(signal.SIGINT, interrupt_once)  # before rclpy.init, which chains to it
     rclpy.init(args=args)
     nodes = [Controller(), Planner(), Detector(), Camera()]  # subscribers first
     executor = SingleThreadedExecutor()
@@ -23,7 +24,7 @@ def main(args=None):
     try:
         executor.spin()
     except KeyboardInterrupt:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # as each node file's main
+        pass
     finally:
         print(f"controller: sent {nodes[0].sent} commands", flush=True)
         for node in nodes:

@@ -38,14 +38,21 @@ class Controller(Node):
         )
 
 
+def interrupt_once(signum, frame):
+    """Ctrl-C reaches a launched node twice (the terminal's, then ros2 launch's):
+    the first ends spin, any later one must not break the clean-up."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
 def main(args=None):
+    signal.signal(signal.SIGINT, interrupt_once)  # before rclpy.init, which chains to it
     rclpy.init(args=args)
     node = Controller()
     try:
         rclpy.spin(node)
     except KeyboardInterrupt:
-        # ros2 launch passes Ctrl-C on as a second SIGINT: let the clean-up below finish
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        pass
     finally:
         print(f"controller: sent {node.sent} commands", flush=True)
         node.destroy_node()
