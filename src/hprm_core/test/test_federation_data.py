@@ -130,15 +130,17 @@ def test_an_array_reaches_a_busy_receiver_after_its_producer_left(monkeypatch, c
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_a_message_whose_producer_left_unmapped_is_named_and_the_run_still_ends(
-    monkeypatch, coordination
+    monkeypatch, tmp_path, coordination
 ):
-    """When the receiver stays busy past the producer's hand-over (cut to
-    0.2 s here), the message is lost: both sides say so, naming who and
-    which tag, and the federation still finishes (centralized, the receiver
-    completes that tag anyway: the RTI counts the message in transit to it)."""
+    """When the receiver stays busy until the producer's process is gone (its
+    hand-over cut to 0.2 s here), the message is lost: both sides say so, naming
+    who and which tag, and the federation still finishes (centralized, the
+    receiver completes that tag anyway: the RTI counts the message in transit
+    to it)."""
     monkeypatch.setenv("EE_COORDINATION", coordination)
     monkeypatch.setenv("EE_BYTES", "80000000")
     monkeypatch.setenv("EE_HANDOVER_S", "0.2")
+    monkeypatch.setenv("EE_PIDFILE", str(tmp_path / "producer.pid"))
     r = run_federation(PROGRAMS / "early_exit.py")
     assert r.code == 0, r.text
     assert re.search(
@@ -146,7 +148,7 @@ def test_a_message_whose_producer_left_unmapped_is_named_and_the_run_still_ends(
     ), r.text
     assert re.search(
         r"consumer: dropped a message on EarlyExit\.producer\.out -> EarlyExit\.consumer\.inp "
-        r"at tag \(200000000, 0\): .*federate producer left before this federate could map",
+        r"at tag \(500000000, 0\): .*federate producer left before this federate could map",
         r.text,
     ), r.text
     assert "consumer got nothing" in r.text, r.text
