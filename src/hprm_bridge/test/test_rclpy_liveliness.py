@@ -151,16 +151,25 @@ def test_the_recorder_and_the_gateway_take_only_messages(tmp_path, bridge_env, b
 LEASE_ONLY = Path(__file__).parent / "nodes" / "lease_only.py"
 
 
+def _waited_it_out(lines):
+    """``WAITED n`` then ``STOP`` with n >= 2: spin_once did not return at the lease's
+    loss (0.5 s). More than 2 on a loaded machine: ported, the node's clock before the
+    start is physical time, and joining the federation counts; under rclpy, wall time."""
+    waited = re.fullmatch(r"WAITED (\d+)", lines[0]) if len(lines) == 2 else None
+    return waited is not None and int(waited[1]) >= 2 and lines[1] == "STOP"
+
+
 def test_a_lease_without_a_callback_does_not_end_a_spin_once(ported_run):
     """Its loss calls nothing, so the main's spin_once waits out its 2 s (it returned at
     the loss before)."""
     out = ported_run(LEASE_ONLY, timeout="5 s")
-    assert re.findall(r"^\[lease_only\] (WAITED \d+|STOP)$", out, re.M) == ["WAITED 2", "STOP"]
+    assert _waited_it_out(re.findall(r"^\[lease_only\] (WAITED \d+|STOP)$", out, re.M)), out
 
 
 @pytest.mark.ros2
 def test_a_lease_without_a_callback_under_real_rclpy(rclpy_until_stop):
-    assert rclpy_until_stop([LEASE_ONLY]) == ["WAITED 2", "STOP"]
+    lines = rclpy_until_stop([LEASE_ONLY])
+    assert _waited_it_out(lines), lines
 
 
 LEAVING = Path(__file__).parent / "nodes" / "leaving_talker.py"
@@ -172,9 +181,10 @@ def test_a_publishers_leaving_alone_does_not_end_a_spin_once(ported_run):
     before)."""
     out = ported_run(f"talker={LEAVING}", f"waiter={LEAVING}", "--arguments", "talker=talker",
                      "--arguments", "waiter=waiter", timeout="5 s")  # fmt: skip
-    assert re.findall(r"^\[waiter\] (WAITED \d+|STOP)$", out, re.M) == ["WAITED 2", "STOP"], out
+    assert _waited_it_out(re.findall(r"^\[waiter\] (WAITED \d+|STOP)$", out, re.M)), out
 
 
 @pytest.mark.ros2
 def test_a_publishers_leaving_under_real_rclpy(rclpy_until_stop):
-    assert rclpy_until_stop([LEAVING, "waiter"], [LEAVING, "talker"]) == ["WAITED 2", "STOP"]
+    lines = rclpy_until_stop([LEAVING, "waiter"], [LEAVING, "talker"])
+    assert _waited_it_out(lines), lines

@@ -29,6 +29,7 @@ pytestmark = [
         os.environ.get("HPRM_IN_COLCON") == "1", reason="already running inside colcon test"
     ),
     pytest.mark.slow,
+    pytest.mark.timeout(900),  # a colcon build and test: 300 s was not enough beside CPU hogs
 ]
 
 
