@@ -195,8 +195,9 @@ def stop_node() -> Callable[[subprocess.Popen], str]:
 def ctrl_c() -> Callable[[subprocess.Popen], str]:
     """``ctrl_c(proc)``: a Ctrl-C to ``proc``'s process group (started with
     ``start_new_session=True``), its output once it ended. Where the group has not ended
-    60 s on (a bound, not a measurement), the test fails with the output so far and the
-    processes still running, which are then killed: a hang says who hung."""
+    60 s on (a bound, not a measurement), the test fails with the output so far, the
+    processes still running and their Python stacks (py-spy, tools/requirements-dev.txt),
+    which are then killed: a hang says who hung, and where."""
 
     def interrupt(proc: subprocess.Popen) -> str:
         os.killpg(proc.pid, signal.SIGINT)
@@ -205,11 +206,26 @@ def ctrl_c() -> Callable[[subprocess.Popen], str]:
         except subprocess.TimeoutExpired:
             left = subprocess.run(["ps", "-o", "pid=,stat=,args=", "-g", str(proc.pid)],
                                   capture_output=True, text=True).stdout  # fmt: skip
+            stacks = [_stack(int(line.split()[0])) for line in left.splitlines() if line.strip()]
             os.killpg(proc.pid, signal.SIGKILL)
             out = proc.communicate()[0]
-            pytest.fail(f"still running 60 s after a Ctrl-C:\n{left}\noutput:\n{out}")
+            pytest.fail(f"still running 60 s after a Ctrl-C:\n{left}\n{''.join(stacks)}"
+                        f"output:\n{out}")  # fmt: skip
 
     return interrupt
+
+
+def _stack(pid: int) -> str:
+    """A process's Python stacks, every thread (py-spy), or why there are none."""
+    spy = shutil.which("py-spy", path=os.path.dirname(sys.executable)) or shutil.which("py-spy")
+    if spy is None:
+        return f"(no stack of {pid}: py-spy is not installed)\n"
+    try:
+        r = subprocess.run([spy, "dump", "--pid", str(pid)], capture_output=True, text=True,
+                           timeout=30)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return f"(py-spy dump of {pid} timed out)\n"
+    return f"--- stack of {pid}:\n{r.stdout}{r.stderr}"
 
 
 @pytest.fixture
