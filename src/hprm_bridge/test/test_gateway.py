@@ -139,10 +139,10 @@ def test_a_ported_talker_reaches_a_plain_ros2_listener(
     order = [everything.index(m) for m in heard]
     assert order == sorted(set(order)), heard  # in order, each once
     # While discovery settles the first samples may be dropped (volatile, keep
-    # last 10, as between ROS 2 nodes); once flowing, none is: the last 400
-    # arrive contiguously.
-    assert heard[-400:] == everything[-400:], heard[-400:]
-    assert heard[-1] == "300b", heard[-5:]
+    # last 10, as between ROS 2 nodes), and a listener lagging more than 10 behind
+    # loses the oldest (beside CPU hogs: a 1.3 s discovery, gaps mid-stream); what
+    # reliable keep-last-10 promises is the last 10, all of them.
+    assert len(heard) > 100 and heard[-10:] == everything[-10:], heard[-20:]
 
 
 @pytest.mark.parametrize("coordination", COORDINATIONS)
