@@ -299,8 +299,7 @@ class FederateCoordinator:
         # Physical time says go; but a federate late from a long reaction has not
         # read its sockets since, and what came meanwhile was on time: read it
         # first (it may hold an earlier tag), or it turns tardy, or is lost at stop.
-        while sched.wait(0):
-            pass
+        sched.read_ready()
         return not sched.has_news()
 
     def _answered(self, sched: Scheduler, tag: Tag) -> bool:
@@ -325,8 +324,7 @@ class FederateCoordinator:
         the kernel now, but maybe not yet read: non-blocking passes over the
         ready sockets until none is left read it. Called with ``_lock`` held."""
         self.unsettled_grant = False
-        while sched.wait(0):
-            pass
+        sched.read_ready()
 
     def _wait(self, sched: Scheduler, tag: Tag) -> None:
         if self.data_plane is not None:

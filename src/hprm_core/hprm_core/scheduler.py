@@ -251,6 +251,15 @@ class Scheduler:
         (:meth:`hprm_core.waiter.Waiter.wait`; the caller holds ``lock`` once)."""
         return self.waiter.wait(timeout, exact)
 
+    def read_ready(self) -> None:
+        """Handle whatever already sits in the watched sockets, without blocking:
+        non-blocking passes until one finds nothing ready (a callback may have
+        read only part of a burst). The caller holds ``lock``. A coordinator
+        calls it before it decides from what it has heard, when what it has
+        not yet read could change the decision."""
+        while self.waiter.wait(0):
+            pass
+
     def close(self) -> None:
         """Release the epoll set, the wake-up eventfd and the timerfd."""
         self.waiter.close()
