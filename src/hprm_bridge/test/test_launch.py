@@ -202,7 +202,10 @@ def test_ctrl_c_stops_the_whole_federation_at_one_tag_and_leaves_nothing(
 def test_a_federate_killed_ends_the_launch_naming_it(read_until, ctrl_c, ended, own_tmp):
     _skip_without_ros2()
     proc, lines = _start_long_launch(read_until, ctrl_c, own_tmp)
-    subprocess.run(["pkill", "-KILL", "-f", f"hprm_bridge.porting {NODES / 'talker.py'}"])
+    # This launch's talker only (its session: the launch was started in one of its own);
+    # machine-wide, it killed a parallel worker's talker too.
+    talker = f"hprm_bridge.porting {NODES / 'talker.py'}"
+    subprocess.run(["pkill", "-KILL", "-s", str(proc.pid), "-f", talker], check=True)
     rest = ended(proc, 60)
     out = "".join(lines) + rest
     assert "HPRM federate talker was killed by SIGKILL: stopping the launch" in out, out
