@@ -87,12 +87,15 @@ def _nodes(context):
         for n in PINNED_NODES:
             params[n]["cpu"] = int(arg("cpu"))
     if variant.startswith("ros2"):
+        from carla_demo.ab import ros2_env
+
+        dds = {"CYCLONEDDS_URI": ros2_env(dict(os.environ))["CYCLONEDDS_URI"]}
         nodes = {
             n: Node(
                 **_where(n, ported=False),
                 name=n,
                 exec_name=n,
-                additional_env=_thread_env(),
+                additional_env={**_thread_env(), **dds},
                 output="screen",
                 # as -p rules: a dict would leave a file in /tmp per node (ros2/launch_ros#5)
                 parameters=[Parameter(k, v, value_type=type(v)) for k, v in params[n].items()],
