@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from hprm_bridge.bench import ros2_baseline_env
 from hprm_bridge.wire.dds_config import random_domain_id
 
 from . import affinity, timing
@@ -216,27 +217,6 @@ def _tail(path: Path, lines: int = 40) -> str:
 THREAD_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
 
 
-# Plain ROS 2 as the ROS 2 documentation's "DDS tuning information" page advises for large
-# messages on rmw_cyclonedds: a socket receive buffer that holds the frame's images. With
-# Cyclone's own (2 MB here) the 1.7 MB camera frame and the 0.55 MB bird's-eye view, sent
-# together, overflowed it now and then, and the frame waited ~200 ms for the reliable
-# protocol's repair: 8 and 12 of 300 frames in two runs, p99 219 and 248 ms, against none
-# and 66-68 ms with 8 MB (docs/carla_ab.md). ``max``: as much as the kernel allows up to it
-# (``net.core.rmem_max`` caps it, silently); a ``min`` above that cap would fail the node.
-ROS2_DDS_XML = (
-    "<CycloneDDS><Domain><Internal>"
-    '<SocketReceiveBufferSize min="default" max="8MiB"/>'
-    "</Internal></Domain></CycloneDDS>"
-)
-
-
-def ros2_env(environ: dict[str, str]) -> dict[str, str]:
-    """A plain ROS 2 node's environment: :data:`ROS2_DDS_XML`, then the user's own
-    ``CYCLONEDDS_URI`` (Cyclone reads the list in order: the user's settings win)."""
-    user = environ.get("CYCLONEDDS_URI", "").strip()
-    return dict(environ, CYCLONEDDS_URI=ROS2_DDS_XML + (f",{user}" if user else ""))
-
-
 def env(extra: dict[str, str] | None = None) -> dict[str, str]:
     """The environment every process of a run starts from (onnxruntime keeps its default
     thread count: all cores)."""
@@ -315,7 +295,7 @@ def _run_ros2(
     missing = rclpy_missing()
     if missing:
         raise RuntimeError(missing)
-    ros_env = ros2_env(dict(environ, ROS_DOMAIN_ID=str(random_domain_id())))
+    ros_env = ros2_baseline_env(dict(environ, ROS_DOMAIN_ID=str(random_domain_id())))
     files = node_files()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     with out.open("w") as sink:

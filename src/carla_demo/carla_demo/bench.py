@@ -21,11 +21,12 @@ import statistics
 import sys
 from typing import Any
 
+from hprm_bridge.bench import ROS2_DDS_XML
 from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
 from . import affinity
-from .ab import HOPS, ROS2_DDS_XML, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
+from .ab import HOPS, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
 from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2
@@ -185,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         "busy_poll": args.busy_poll or "off",
         "critical_path_cpu": "any" if args.cpu is None else args.cpu,
         "compiled": compiled.is_compiled(),  # the HPRM variants' runtime (same environment)
-        "ros2_dds": ROS2_DDS_XML,  # what the ros2 variants' Cyclone DDS is given (ab.ros2_env)
+        "ros2_dds": ROS2_DDS_XML,  # what the ros2 variants' Cyclone DDS is given
     }
     ratios = {}
     for v in ("hprm-centralized", "hprm-decentralized"):

@@ -87,9 +87,9 @@ def _nodes(context):
         for n in PINNED_NODES:
             params[n]["cpu"] = int(arg("cpu"))
     if variant.startswith("ros2"):
-        from carla_demo.ab import ros2_env
+        from hprm_bridge.bench import ros2_baseline_env
 
-        dds = {"CYCLONEDDS_URI": ros2_env(dict(os.environ))["CYCLONEDDS_URI"]}
+        dds = {"CYCLONEDDS_URI": ros2_baseline_env(os.environ)["CYCLONEDDS_URI"]}
         nodes = {
             n: Node(
                 **_where(n, ported=False),

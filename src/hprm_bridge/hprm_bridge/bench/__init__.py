@@ -6,7 +6,28 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+
+# The plain ROS 2 baselines (real rclpy on rmw_cyclonedds) set up as the ROS 2 documentation's
+# "DDS tuning information" page advises for large messages: a socket receive buffer that
+# holds them. With Cyclone's own (2 MB on the 2-core VM) a large sample's fragments overflow
+# it now and then and the sample waits for the reliable protocol's repair, ~100-200 ms: the
+# CARLA demo's frames (1.7 + 0.55 MB) had a p99 of 219-248 ms against 66-68 ms tuned, and the
+# example pipeline's 6 MB images took 129 ms against 22.5 ms (docs/carla_ab.md,
+# docs/benchmarks.md). ``max``: as much as the kernel allows up to it (``net.core.rmem_max``
+# caps it, silently); a ``min`` above that cap would make every node fail to start.
+ROS2_DDS_XML = (
+    "<CycloneDDS><Domain><Internal>"
+    '<SocketReceiveBufferSize min="default" max="8MiB"/>'
+    "</Internal></Domain></CycloneDDS>"
+)
+
+
+def ros2_baseline_env(environ: Mapping[str, str]) -> dict[str, str]:
+    """A plain ROS 2 baseline process's environment: :data:`ROS2_DDS_XML`, then the user's
+    own ``CYCLONEDDS_URI`` (Cyclone reads the list in order: the user's settings win)."""
+    user = environ.get("CYCLONEDDS_URI", "").strip()
+    return dict(environ, CYCLONEDDS_URI=ROS2_DDS_XML + (f",{user}" if user else ""))
 
 
 def stop_processes(

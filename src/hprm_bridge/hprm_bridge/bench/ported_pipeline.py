@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import stop_processes
+from hprm_bridge.bench import ros2_baseline_env, stop_processes
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -117,7 +117,9 @@ def _rclpy_missing() -> str | None:
 def _run_rclpy(variant: str, width: int, height: int, frames: int) -> tuple[list[int], int]:
     """The node files as plain processes; subscribers first, the camera last
     (and told to stop after ``frames``), until the controller reported them."""
-    env = dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    env = ros2_baseline_env(
+        dict(os.environ, PYTHONUNBUFFERED="1", ROS_DOMAIN_ID=str(random_domain_id()))
+    )
     composed = variant == "ros2 rclpy composed"
     params: dict[str, list[str]] = {}
     for node, kv in _params(width, height, frames, composed):
