@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import ros2_baseline_env, stop_processes
+from hprm_bridge.bench import ROS2_DDS_XML, ros2_baseline_env, stop_processes
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -190,7 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             if slow in by and fast in by:
                 ratios[f"{name} median {label}"] = by[slow]["median_ms"] / by[fast]["median_ms"]
     params = {"quick": args.quick, "fps": FPS, "frames": frames - WARMUP,
-              "stp_offset": STP_OFFSET, "rclpy": missing or "measured"}  # fmt: skip
+              "stp_offset": STP_OFFSET, "rclpy": missing or "measured",
+              "ros2_dds": ROS2_DDS_XML}  # fmt: skip
     doc = bench.result("ported-pipeline", params, rows, ratios)
     bench.report(doc, args)
     if args.plot:
