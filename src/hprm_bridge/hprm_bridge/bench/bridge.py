@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from hprm_bridge.bench import ROS2_DDS_XML, ros2_baseline_env
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -77,8 +78,11 @@ class _Client:
         from hprm_bridge.wire import Node
 
         domain = random_domain_id()
-        env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1",
-                   PYTHONUNBUFFERED="1", HPRM_BRIDGE_BACKEND=backend)  # fmt: skip
+        # every relay's DDS tuned alike: the plain rclpy relay, and the gateway on either
+        # backend (the wire client's own larger buffer is capped by the kernel all the same)
+        env = ros2_baseline_env(dict(os.environ, ROS_DOMAIN_ID=str(domain),
+                                     ROS_LOCALHOST_ONLY="1", PYTHONUNBUFFERED="1",
+                                     HPRM_BRIDGE_BACKEND=backend))  # fmt: skip
         relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
                                  stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
         stack.callback(_stop, relay)
@@ -233,7 +237,8 @@ def main(argv: list[str] | None = None) -> int:
                         plain["median_ms"] / 2)  # fmt: skip
     doc = bench.result("bridge", {"quick": args.quick, "count": count, "burst_s": seconds,
                                   "rates_hz": rates,
-                                  "plain_relay": "rclpy" if rclpy else "wire client"},
+                                  "plain_relay": "rclpy" if rclpy else "wire client",
+                                  "ros2_dds": ROS2_DDS_XML},
                        rows, ratios)  # fmt: skip
     # the bursts' median round trip (ms) by offered rate (Hz), per variant and size
     doc["bursts"] = {name: dict(zip(map(str, xs), ms, strict=True))
