@@ -352,6 +352,12 @@ class Federation(launch.Action):
                 )
                 for action, label in watched
             ]
+            # The RTI removes the directory however it ends, but for a SIGKILL (the OOM
+            # killer, a launch's last escalation): then the launch does, once it has exited
+            watch.append(launch.actions.RegisterEventHandler(OnProcessExit(
+                target_action=rti,
+                on_exit=lambda _event, _context: shutil.rmtree(rti_dir, ignore_errors=True),
+            )))  # fmt: skip
             group = [SetLaunchConfiguration(_KEY + k, v) for k, v in settings.items()]
             return [GroupAction([*group, *watch, rti, *federates], scoped=True, forwarding=True)]
         except BaseException:

@@ -213,6 +213,22 @@ def test_a_federate_killed_ends_the_launch_naming_it(read_until, ctrl_c, ended, 
 
 
 @pytest.mark.ros2
+def test_the_rti_killed_ends_the_launch_naming_it_and_leaves_no_directory(
+    read_until, ctrl_c, ended, own_tmp
+):
+    """An RTI that cannot clean up after itself (SIGKILL, the OOM killer): the launch
+    removes the federation's private directory once the RTI has exited."""
+    _skip_without_ros2()
+    proc, lines = _start_long_launch(read_until, ctrl_c, own_tmp)
+    subprocess.run(["pkill", "-KILL", "-s", str(proc.pid), "-f", "hprm_core.cli rti"],
+                   check=True)  # fmt: skip
+    rest = ended(proc, 60)
+    out = "".join(lines) + rest
+    assert "the HPRM RTI was killed by SIGKILL: stopping the launch" in out, out
+    assert _leftovers(own_tmp) == ([], [])
+
+
+@pytest.mark.ros2
 def test_the_example_pipeline_launches_ported_and_plain(ctrl_c, read_until, own_tmp):
     """All four nodes ported: the same commands as under hprm-ros run; all
     four plain (real rclpy): commands flow too (the bridge for a mix of the
