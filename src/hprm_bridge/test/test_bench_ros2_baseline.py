@@ -24,11 +24,6 @@ def test_the_tuning_comes_before_the_users_own_cyclone_settings():
     assert listed == [tuned["CYCLONEDDS_URI"], mine]  # later fragments override earlier ones
 
 
-def _rclpy_importable() -> bool:
-    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
-    return r.returncode == 0
-
-
 def _receive_buffers(environ: dict[str, str]) -> list[int]:
     """The receive buffers (bytes) of the UDP sockets a real rclpy node opens (``ss``)."""
     code = ("import os, subprocess, rclpy; rclpy.init(); n = rclpy.create_node('rcvbuf'); "
@@ -48,8 +43,7 @@ def _receive_buffers(environ: dict[str, str]) -> list[int]:
 def test_a_real_rclpy_node_takes_the_larger_receive_buffer():
     """Real rclpy on Cyclone DDS: the tuning is accepted and the node's sockets get the
     larger buffer, as far as the kernel allows."""
-    if not _rclpy_importable():
-        pytest.skip("needs a sourced ROS 2 Humble (rclpy importable)")
+    pytest.importorskip("rclpy", reason="needs a real ROS 2 Humble (source a Humble install)")
     if shutil.which("ss") is None:
         pytest.skip("needs ss (iproute2) to read the sockets' buffers")
     cap = int(Path("/proc/sys/net/core/rmem_max").read_text())

@@ -79,7 +79,8 @@ class _Client:
 
         domain = random_domain_id()
         # every relay's DDS tuned alike: the plain rclpy relay, and the gateway on either
-        # backend (the wire client's own larger buffer is capped by the kernel all the same)
+        # backend (the wire client reads CYCLONEDDS_URI after its own settings: its larger
+        # buffer gives way to the baselines' too)
         env = ros2_baseline_env(dict(os.environ, ROS_DOMAIN_ID=str(domain),
                                      ROS_LOCALHOST_ONLY="1", PYTHONUNBUFFERED="1",
                                      HPRM_BRIDGE_BACKEND=backend))  # fmt: skip
