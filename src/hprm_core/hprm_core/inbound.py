@@ -207,7 +207,14 @@ class Inbound:
                 if not conn.has_buffered_frame():
                     return
         except (EOFError, OSError):
-            pass  # the RTI reports a federate that died
+            # Closed without resigning: it failed or died. That is not "done":
+            # ending our run on it would race the RTI's verdict (FAILED naming
+            # it, or the RTI's own socket closing, when it was the RTI that
+            # died first), and we would leave as if all was well. We wait for
+            # that verdict instead; it always comes.
+            sched.remove_reader(conn.sock)
+            conn.close()
+            return
         except Exception as exc:
             log.error("%s: dropping connection from federate %d: %s", c.me.name, fid, exc)
         sched.remove_reader(conn.sock)

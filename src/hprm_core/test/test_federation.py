@@ -338,6 +338,33 @@ def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coo
     r.assert_clean()
 
 
+def test_an_upstream_that_died_is_not_taken_for_one_that_finished(monkeypatch):
+    """Decentralized: b dies while the RTI is frozen (SIGSTOP), so its EOF
+    reaches the relay (b's only downstream) long before the RTI's FAILED. An
+    upstream that closes without resigning failed: the relay must wait for the
+    RTI's verdict, not leave as if its input had ended. Found in CI as the
+    relay leaving cleanly after the RTI's SIGKILL (it had read b's EOF first)."""
+    monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
+    monkeypatch.setenv("ORDER_COUNT", "100000000")
+    monkeypatch.setenv("ORDER_PERIOD", "5 ms")
+    monkeypatch.setenv("ORDER_STP", "20 ms")
+    r = FederationRun(PROGRAMS / "ordering.py")
+    r.wait_for(r"federation started")
+    time.sleep(0.3)
+    rti = r.launch.procs["rti"]
+    os.kill(rti.pid, signal.SIGSTOP)
+    try:
+        os.kill(r.launch.procs["b"].pid, signal.SIGKILL)
+        time.sleep(1.0)  # the relay has read b's EOF; the RTI has not
+    finally:
+        os.kill(rti.pid, signal.SIGCONT)
+    r.wait()
+    assert r.code != 0
+    assert "federate b (id 1) failed" in r.text, r.text
+    assert re.search(r"\[relay\] .*federate relay stopped: federate b", r.text), r.text
+    r.assert_clean()
+
+
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_ctrl_c_stops_the_federation_at_one_tag_and_runs_shutdown_reactions(coordination):
     """A real Ctrl-C: SIGINT to `hprm run`'s process group. The launcher asks
