@@ -374,9 +374,12 @@ def _stop_on_signals(sched: Scheduler, name: str) -> Callable[[], None]:
         # SIGTERM (then SIGKILL) if the stop takes too long.
         signal.signal(signal.SIGTERM, previous[signal.SIGTERM])
         signal.signal(signal.SIGINT, _once_more(name))
-        if not sched.running:  # still joining: nothing to stop cleanly yet
+        if sched.start_time == 0:  # still joining: nothing to stop cleanly yet
             restore()
             raise KeyboardInterrupt
+        # Running, or past the loop already and leaving (a stop another federate
+        # asked for came first, and a loaded machine delayed the launch's SIGTERM):
+        # a stop either way, never an interruption of the clean exit under way.
         stopping.append(signum)
         log.info("%s: %s, stopping the federation", name, signal.Signals(signum).name)
         # request_stop takes the scheduler's lock: never from inside a handler

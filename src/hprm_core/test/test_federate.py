@@ -208,3 +208,39 @@ def test_a_boundary_federate_process_needs_its_rti_and_the_secret(monkeypatch, c
     with pytest.raises(SystemExit) as exc:
         boundary_main(p, args, lambda ports, graph: pytest.fail("built without a secret"))
     assert exc.value.code == 2 and "set HPRM_SECRET" in capsys.readouterr().err
+
+
+def test_a_stop_signal_that_comes_after_the_run_ended_does_not_interrupt_the_exit():
+    """The launch's SIGTERM, delayed on a loaded machine, can reach a federate whose
+    run already ended on a stop another federate asked for, while it resigns and
+    closes: a stop, as during the run, not "interrupted again while stopping" (seen
+    in CI). A real scheduler that has run, and a real signal to this process."""
+    import signal
+    import time
+
+    from hprm_core import Reactor, reaction
+    from hprm_core.environment import Environment
+    from hprm_core.federate import _stop_on_signals
+
+    class Once(Reactor):
+        @reaction("startup")
+        def go(self):
+            pass
+
+    env = Environment(Once(), timeout=0)
+    env.run()
+    assert env.scheduler.start_time != 0 and not env.scheduler.running
+    saved = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    restore = _stop_on_signals(env.scheduler, "late")
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while signal.getsignal(signal.SIGTERM) is not saved[signal.SIGTERM]:
+            assert time.monotonic() < deadline, "the handler never ran"
+            time.sleep(0.001)  # the handler runs in this thread, between two of these
+    except KeyboardInterrupt:
+        pytest.fail("a SIGTERM after the run's end interrupted the federate's exit")
+    finally:
+        restore()
+        for s, handler in saved.items():
+            signal.signal(s, handler)
