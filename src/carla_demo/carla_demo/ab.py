@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import ros2_baseline_env
+from hprm_bridge.bench import rclpy_missing, ros2_baseline_env
 from hprm_bridge.wire.dds_config import random_domain_id
 
 from . import affinity, timing
@@ -60,14 +60,6 @@ PINNED_NODES = ("sim", "detector", "fusion")
 def node_files() -> dict[str, Path]:
     root = Path(__file__).parent
     return {name: root / f"{name}_node.py" for name in NODES}
-
-
-def rclpy_missing() -> str | None:
-    """Why the ros2 variants cannot run here, or None."""
-    probe = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
-    if probe.returncode:
-        return "rclpy is not importable: source a ROS 2 Humble (source /opt/ros/humble/setup.bash)"
-    return None
 
 
 def _params(

@@ -21,12 +21,12 @@ import statistics
 import sys
 from typing import Any
 
-from hprm_bridge.bench import ROS2_DDS_XML
+from hprm_bridge.bench import ROS2_DDS_XML, rclpy_missing
 from hprm_core import bench, compiled
 from hprm_core.cli import duration_arg
 
 from . import affinity
-from .ab import HOPS, TIMED_NODES, VARIANTS, rclpy_missing, run_variant
+from .ab import HOPS, TIMED_NODES, VARIANTS, run_variant
 from .yolo import inference_device
 
 FRAMES, WARMUP, RUNS = 400, 100, 2

@@ -21,9 +21,9 @@ from carla_demo.ab import (
     PINNED_NODES,
     _add_transport,
     _params,
-    rclpy_missing,
     run_variant,
 )
+from hprm_bridge.bench import rclpy_missing
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import compiled
 

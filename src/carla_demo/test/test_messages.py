@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from carla_demo.ab import rclpy_missing
+from hprm_bridge.bench import rclpy_missing
 
 _CHECK = textwrap.dedent(
     """

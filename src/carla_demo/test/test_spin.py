@@ -17,7 +17,7 @@ import textwrap
 import pytest
 
 from carla_demo import affinity
-from carla_demo.ab import rclpy_missing
+from hprm_bridge.bench import rclpy_missing
 
 _NODE = textwrap.dedent(
     """

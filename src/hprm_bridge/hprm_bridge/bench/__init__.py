@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 
 # The plain ROS 2 baselines (real rclpy on rmw_cyclonedds) set up as the ROS 2 documentation's
@@ -28,6 +29,16 @@ def ros2_baseline_env(environ: Mapping[str, str]) -> dict[str, str]:
     own ``CYCLONEDDS_URI`` (Cyclone reads the list in order: the user's settings win)."""
     user = environ.get("CYCLONEDDS_URI", "").strip()
     return dict(environ, CYCLONEDDS_URI=ROS2_DDS_XML + (f",{user}" if user else ""))
+
+
+def rclpy_missing() -> str | None:
+    """Why the ``ros2 rclpy`` baselines cannot run here, or None. Asked of a fresh
+    interpreter: importing rclpy into the benchmark's own process would load ROS into it
+    (and a Humble sourced for another Python fails only there)."""
+    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
+    if r.returncode != 0:
+        return "rclpy is not importable: source a ROS 2 Humble (source /opt/ros/humble/setup.bash)"
+    return None
 
 
 def stop_processes(

@@ -48,7 +48,7 @@ from typing import Any
 
 import numpy as np
 
-from hprm_bridge.bench import ROS2_DDS_XML, ros2_baseline_env
+from hprm_bridge.bench import ROS2_DDS_XML, rclpy_missing, ros2_baseline_env
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -150,11 +150,6 @@ def _image(client: _Client, nbytes: int) -> Any:
                                  data=np.full(width * 3, 7, np.uint8))  # fmt: skip
 
 
-def _rclpy_importable() -> bool:
-    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True)
-    return r.returncode == 0
-
-
 def _latency(clients: dict[str, _Client], nbytes: int, count: int) -> dict[str, list[float]]:
     """Round trips (ms) of every relay, taking turns, after warm-up ones."""
     images = {v: _image(c, nbytes) for v, c in clients.items()}
@@ -198,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     count = QUICK_COUNT if args.quick else COUNT
     rates = QUICK_RATES_HZ if args.quick else RATES_HZ
     seconds = QUICK_BURST_S if args.quick else BURST_S
-    rclpy = _rclpy_importable()
+    rclpy = rclpy_missing() is None
     plain_relay = ([sys.executable, str(RELAY)] if rclpy
                    else [sys.executable, "-c", _WIRE_RELAY])  # fmt: skip
     ported = [sys.executable, "-m", "hprm_bridge.ros_cli", "run", str(RELAY), "--bridge"]

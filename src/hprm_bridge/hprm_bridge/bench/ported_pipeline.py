@@ -35,7 +35,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import ROS2_DDS_XML, ros2_baseline_env, stop_processes
+from hprm_bridge.bench import ROS2_DDS_XML, rclpy_missing, ros2_baseline_env, stop_processes
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -107,13 +107,6 @@ def _run_hprm(variant: str, width: int, height: int, frames: int) -> tuple[list[
     return _latencies(r.stdout, frames)
 
 
-def _rclpy_missing() -> str | None:
-    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return "rclpy is not importable (source a ROS 2 Humble install to measure it)"
-    return None
-
-
 def _run_rclpy(variant: str, width: int, height: int, frames: int) -> tuple[list[int], int]:
     """The node files as plain processes; subscribers first, the camera last
     (and told to stop after ``frames``), until the controller reported them."""
@@ -169,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     if wanted is not None and len(sizes) != len(wanted):
         p.error(f"--sizes: unknown size in {args.sizes!r}")
     frames = (QUICK_FRAMES if args.quick else FRAMES) + WARMUP
-    missing = _rclpy_missing()
+    missing = rclpy_missing()
     if missing:
         print(f"ported-pipeline: ros2 rclpy rows skipped: {missing}", file=sys.stderr)
     rows = []

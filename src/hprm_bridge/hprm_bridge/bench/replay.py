@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import stop_processes
+from hprm_bridge.bench import rclpy_missing, stop_processes
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -171,8 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     runs = args.runs or (QUICK_RUNS if args.quick else RUNS)
     seconds = args.seconds or (QUICK_SECONDS if args.quick else SECONDS)
-    rclpy_missing = subprocess.run([sys.executable, "-c", "import rclpy"],
-                                   capture_output=True).returncode != 0  # fmt: skip
+    missing = rclpy_missing()
     rows = []
     with tempfile.TemporaryDirectory(prefix="hprm-replay-") as tmp:
         bag = Path(tmp) / "drive"
@@ -184,8 +183,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append(_row("hprm fast", messages, [h[0] for h in hprm], [h[2] for h in hprm],
                          median_wall_s=statistics.median(h[1] for h in hprm)))  # fmt: skip
         for rate in RCLPY_RATES:
-            if rclpy_missing:
-                rows.append({"variant": f"rclpy rate {rate:g}", "skipped": "rclpy not importable"})
+            if missing:
+                rows.append({"variant": f"rclpy rate {rate:g}", "skipped": missing})
                 continue
             print(f"replay: rclpy at rate {rate:g}, {runs} runs...", file=sys.stderr, flush=True)
             results = [_rclpy(bag, rate) for _ in range(runs)]

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hprm_bridge.bench import stop_processes
+from hprm_bridge.bench import rclpy_missing, stop_processes
 from hprm_bridge.wire.dds_config import random_domain_id
 from hprm_core import bench
 
@@ -60,13 +60,6 @@ def _run_hprm(coordination: str, calls: int) -> list[int]:
     if r.returncode != 0:
         raise RuntimeError(f"hprm-ros run failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
     return _round_trips(r.stdout)
-
-
-def _rclpy_missing() -> str | None:
-    r = subprocess.run([sys.executable, "-c", "import rclpy"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return "rclpy is not importable (source a ROS 2 Humble install to measure it)"
-    return None
 
 
 def _run_rclpy(calls: int) -> list[int]:
@@ -108,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--plot", metavar="PATH", help="write a PNG (round trips, sorted)")
     args = p.parse_args(argv)
     calls = (QUICK_CALLS if args.quick else CALLS) + WARMUP
-    missing = _rclpy_missing()
+    missing = rclpy_missing()
     if missing:
         print(f"services: ros2 rclpy row skipped: {missing}", file=sys.stderr)
     rows = []
