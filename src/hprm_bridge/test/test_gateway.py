@@ -400,3 +400,48 @@ def test_malformed_samples_from_ros2_are_dropped_by_name_and_the_rest_delivered(
     heard = re.findall(r"^\[listener\] HEARD (raw\d)$", r.stdout, re.M)
     assert heard == ["raw1", "raw2", "raw4"], logs + out
     assert len(re.findall(r"dropped a malformed sample on /chatter", logs)) == 2, logs
+
+
+ASKER = """
+    import sys, time
+    import numpy as np
+    from hprm_bridge.wire import Node
+    with Node("plain_asker") as node:
+        back = []
+        node.create_subscription("sensor_msgs/msg/Image", "/bench/out", back.append)
+        pub = node.create_publisher("sensor_msgs/msg/Image", "/bench/in")
+        assert pub.wait_for_subscriptions(1, 60), "the gateway never subscribed"
+        time.sleep(0.5)
+        img = node.types.new("sensor_msgs/msg/Image", height=1, width=8, step=24,
+                             encoding="rgb8", data=np.full(24, 7, np.uint8))
+        for _ in range(int(sys.argv[1])):
+            pub.publish(img)
+            end = time.monotonic() + 0.03
+            while time.monotonic() < end:
+                node.spin_once(0.005)
+        print("BACK", len(back), flush=True)
+"""
+
+
+def test_a_ported_node_that_only_answers_lets_the_gateway_grant_itself_its_tags(bridge_env, ended):
+    """The bench's relay (rclpy code, no timer) only ever answers the gateway, so the
+    gateway grants itself the tag of each ROS 2 message instead of asking the RTI
+    (grants.self_paced): a round trip saved per message. A ported node keeps spare
+    timers for timers its callbacks make; stopped, they must not cost it that (they
+    did from cd1c807 on: 0.15 ms more per round trip in `hprm bench bridge`)."""
+    from hprm_bridge.bench.bridge import RELAY
+
+    env = bridge_env()
+    asker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(ASKER), "40"], env=env,
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True)  # fmt: skip
+    try:
+        r = subprocess.run([*HPRM_ROS, str(RELAY), "--bridge", "--timeout", "6 s"],
+                           capture_output=True, text=True, timeout=180, env=env)  # fmt: skip
+    finally:
+        out = ended(asker, 60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert int(re.search(r"^BACK (\d+)$", out, re.M).group(1)) > 0, out
+    granted = re.search(r"ros2_gateway granted itself (\d+) tags", r.stdout)
+    assert granted and int(granted.group(1)) > 0, r.stdout
+    assert "asks the RTI for every tag again" not in r.stdout, r.stdout

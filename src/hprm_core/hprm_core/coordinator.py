@@ -39,6 +39,10 @@ class Coordinator(Protocol):
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         """A local stop request at ``tag``; returns the tag at which to stop."""
 
+    def timer_started(self, sched: Scheduler) -> None:
+        """A timer that was cancelled was started again (``Timer.reset``, scheduler
+        thread): the program may now act on its own, not only in answer."""
+
     def finish(self, sched: Scheduler) -> None:
         """The program ended (cleanly or not)."""
 
@@ -60,6 +64,9 @@ class LocalCoordinator:
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         return tag
+
+    def timer_started(self, sched: Scheduler) -> None:
+        pass
 
     def finish(self, sched: Scheduler) -> None:
         pass

@@ -258,7 +258,7 @@ def _run(
         # What crossed this federate's sockets (frames, headers included):
         # large values go by shared-memory reference and stay off this count.
         log.info("%s left: %d bytes sent on its sockets", name, coordinator.bytes_sent())
-        if coordinator.self_paced and coordinator.self_granted:
+        if coordinator.self_granted:
             log.info("%s granted itself %d tags (grants.self_paced)", name,
                      coordinator.self_granted)  # fmt: skip
     except KeyboardInterrupt:  # a signal while joining, or a second one (not caught)

@@ -143,8 +143,13 @@ class FederateCoordinator:
     def wire(self, env: Environment) -> None:
         """Attach senders to network outputs; record readers of network inputs."""
         physical = [t for t in env.triggers if isinstance(t, PhysicalAction)]
+        # A timer cancelled before the start (a spare one, say: a ported node keeps
+        # some for timers its callbacks create) can only be started by a reaction,
+        # which tells the RTI then (timer_started).
         self.reactive = not any(
-            isinstance(t, (Timer, LogicalAction, PhysicalAction)) for t in env.triggers
+            isinstance(t, (LogicalAction, PhysicalAction))
+            or (isinstance(t, Timer) and not t.cancelled)
+            for t in env.triggers
         )
         if physical and self.centralized and self.out_conns:
             self.promise.physical_lead = min(a.min_delay for a in physical)
@@ -465,6 +470,17 @@ class FederateCoordinator:
 
     def stop_requested(self, sched: Scheduler, tag: Tag) -> Tag:
         return self.shutdown.request(sched, tag)
+
+    def timer_started(self, sched: Scheduler) -> None:
+        """Reactive no more: federates that counted on our only ever answering
+        (``grants.self_paced``) must ask for their grants again. The RTI hears it
+        before our LTC of this tag (same outbox, in order), so before it can grant
+        them past the message that caused this: they get its PACE_OFF first."""
+        if not self.reactive:
+            return
+        self.reactive = False
+        if self.centralized and self.rti is not None:
+            self.outbox.add(Frame.ACTS_ALONE)
 
     def finish(self, sched: Scheduler) -> None:
         self.shutdown.resign()

@@ -111,6 +111,11 @@ class Inbound:
             c.shutdown.on_granted(sched, Tag(*unpack_tag(payload)))
         elif kind == Frame.FAILED:
             c.fail(bytes(payload).decode())
+        elif kind == Frame.PACE_OFF:
+            if c.self_paced:
+                c.self_paced = False
+                log.info("%s: a federate upstream may now send on its own: it asks the "
+                         "RTI for every tag again", c.me.name)  # fmt: skip
         elif kind == Frame.QUIESCENT:
             with sched.lock:
                 c.quiescent = True

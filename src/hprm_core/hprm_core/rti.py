@@ -97,6 +97,7 @@ class RTI:
             self.listener, secret, self._check_hello, self._admitted, name="rti"
         )
         self.feds: dict[int, Federate] = {}
+        self.paced: set[int] = set()  # told at START they may grant themselves tags
         self.structure: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.all_joined = threading.Event()
@@ -296,6 +297,7 @@ class RTI:
         start_body: dict[str, Any] = {"start_time": start, "peers": peers}
         if self.coordination == "centralized":
             start_body["self_paced"] = self_paced(self.feds)
+            self.paced = set(start_body["self_paced"])
         body = json.dumps(start_body).encode()
         for f in self.feds.values():
             f.net = Tag(start, 0)
@@ -423,8 +425,24 @@ class RTI:
         elif kind == Frame.READY:
             fed.ready = True
             self._maybe_start()
+        elif kind == Frame.ACTS_ALONE:
+            self._unpace(fed)
         else:
             raise transport.ProtocolError(f"unexpected {kind.name} from {fed.name}")
+
+    def _unpace(self, fed: Federate) -> None:
+        """``fed`` started a timer: it may send unasked now. Whoever was self-paced
+        on the strength of its only answering asks for every grant again, told
+        before any grant this frame's successors (its LTC) allow."""
+        fed.reactive = False
+        paced = set(self_paced(self.feds))
+        for fid in sorted(self.paced - paced):
+            target = self.feds[fid]
+            log.info("%s may send on its own now: %s asks for every grant", fed.name,
+                     target.name)  # fmt: skip
+            if not (target.resigned or target.failed):
+                self._send(target, Frame.PACE_OFF, b"")
+        self.paced = paced
 
     def _send(self, target: Federate, kind: Frame, payload: bytes | memoryview) -> None:
         """Queue a frame for a federate. Queues are written once per loop

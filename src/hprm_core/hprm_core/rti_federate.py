@@ -31,7 +31,7 @@ class Federate:
     cycle: bool
     boundary: bool  # its inputs never cause its outputs at a tag (a gateway)
     physical: bool  # it has physical actions: its NET is capped (hello; grants.wanted)
-    reactive: bool  # no timers, no actions: it sends only in answer (hello; grants.self_paced)
+    reactive: bool  # no running timer, no action: sends only in answer (hello, ACTS_ALONE)
     listen: str | None
     physical_time: int
     net: Tag = NEVER

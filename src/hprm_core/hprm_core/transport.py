@@ -78,6 +78,8 @@ class Frame(enum.IntEnum):
     TAG = 12  # tag: tag advance grant
     PTAG = 13  # tag: provisional tag advance grant
     WANTED = 14  # tag: a federate downstream waits for your NET to pass it (grants.wanted)
+    ACTS_ALONE = 15  # (empty): a reaction started a timer; it may send unasked (grants.self_paced)
+    PACE_OFF = 16  # (empty): ask for every grant again, a federate upstream acts alone now
     MESSAGE = 20  # tag + dst federate u16 + port u32 + payload
     ABSENT = 21  # tag + dst federate u16 + port u32
     NOTICE = 22  # tag + dst federate u16 + port u32: a MESSAGE went peer to peer (centralized)

@@ -319,8 +319,10 @@ class Timer(_Trigger):
             return
         self.cancelled = False
         sched = self._sched
-        if sched is not None and sched.running:
-            sched.schedule(self, make_tag((sched.tag[0] + max(self.period, 1), 0)), None)
+        if sched is not None:
+            sched.coordinator.timer_started(sched)
+            if sched.running:
+                sched.schedule(self, make_tag((sched.tag[0] + max(self.period, 1), 0)), None)
 
     def _fire(self, value: Any) -> None:
         super()._fire(value)

@@ -602,7 +602,7 @@ def test_a_federate_only_its_own_answers_can_reach_grants_itself_its_tags(
     monkeypatch.setenv("EX_GAP_MS", gap_ms)
     r = run_federation(PROGRAMS / "answered.py")
     assert r.code == 0, r.text
-    m = re.search(r"BOUNDARY sent=(\[.*\]) answers=(\[.*\])", r.text)
+    m = re.search(r"BOUNDARY sent=(\[.*\]) answers=(\[.*\]) ticks=\[\]", r.text)
     assert m, r.text
     sent, answers = eval(m.group(1)), eval(m.group(2))
     assert answers == [(i, (t, m + 1)) for i, (t, m) in enumerate(sent)], r.text
@@ -612,6 +612,28 @@ def test_a_federate_only_its_own_answers_can_reach_grants_itself_its_tags(
         assert granted is None, r.text  # the RTI did not call it self-paced
     elif gap_ms != "0":
         assert int(granted.group(1)) > 0, r.text
+    r.assert_clean()
+
+
+def test_a_self_paced_federate_asks_again_once_the_federate_it_counted_on_starts_a_timer(
+    monkeypatch,
+):
+    """The echo starts with a cancelled timer (as a ported node keeps spare ones for
+    timers its callbacks make): it still only answers, so the boundary grants itself
+    tags. Its answer to event 10 starts the timer, whose tick leaves 35 ms later,
+    unasked, at a tag before the boundary's next event: the boundary must hear from
+    the RTI that it may not grant itself that event's tag (a tardy tick otherwise)."""
+    monkeypatch.setenv("EX_ECHO_TIMER", "late")
+    r = run_federation(PROGRAMS / "answered.py")
+    assert r.code == 0, r.text
+    m = re.search(r"BOUNDARY sent=(\[.*\]) answers=(\[.*\]) ticks=(\[.*\])", r.text)
+    assert m, r.text
+    sent, answers, ticks = (eval(g) for g in m.groups())
+    assert answers == [(i, (t, m + 1)) for i, (t, m) in enumerate(sent)], r.text
+    assert ticks == [(sent[10][0] + 5_000_000, 0)] and "tardy" not in r.text, r.text
+    assert int(re.search(r"boundary granted itself (\d+) tags", r.text).group(1)) > 0
+    assert "echo may send on its own now: boundary asks for every grant" in r.text
+    assert "boundary: a federate upstream may now send on its own" in r.text
     r.assert_clean()
 
 
