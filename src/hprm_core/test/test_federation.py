@@ -305,12 +305,21 @@ def test_centralized_grants_never_overtake_queued_peer_to_peer_payloads():
     assert "tardy message" not in r.text
 
 
-def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkeypatch):
+def _endless_ordering(monkeypatch, **env):
+    """ordering.py with sources that never stop (``env``: more ORDER_ settings), some
+    messages in by the time it returns."""
     monkeypatch.setenv("ORDER_COUNT", "100000000")
     monkeypatch.setenv("ORDER_PERIOD", "5 ms")
+    for key, value in env.items():
+        monkeypatch.setenv(f"ORDER_{key.upper()}", value)
     r = FederationRun(PROGRAMS / "ordering.py")
     r.wait_for(r"federation started")
     time.sleep(0.3)
+    return r
+
+
+def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkeypatch):
+    r = _endless_ordering(monkeypatch)
     victim = r.launch.procs["relay"]
     os.kill(victim.pid, signal.SIGKILL)
     r.wait()
@@ -323,13 +332,7 @@ def test_federate_killed_with_sigkill_stops_the_others_with_a_clear_error(monkey
 
 @pytest.mark.parametrize("coordination", ["centralized", "decentralized"])
 def test_rti_killed_with_sigkill_stops_every_federate_naming_it(monkeypatch, coordination):
-    monkeypatch.setenv("ORDER_COORDINATION", coordination)
-    monkeypatch.setenv("ORDER_COUNT", "100000000")
-    monkeypatch.setenv("ORDER_PERIOD", "5 ms")
-    monkeypatch.setenv("ORDER_STP", "20 ms")
-    r = FederationRun(PROGRAMS / "ordering.py")
-    r.wait_for(r"federation started")
-    time.sleep(0.3)
+    r = _endless_ordering(monkeypatch, coordination=coordination, stp="20 ms")
     os.kill(r.launch.procs["rti"].pid, signal.SIGKILL)
     r.wait()
     assert r.code != 0
@@ -344,13 +347,7 @@ def test_an_upstream_that_died_is_not_taken_for_one_that_finished(monkeypatch):
     upstream that closes without resigning failed: the relay must wait for the
     RTI's verdict, not leave as if its input had ended. Found in CI as the
     relay leaving cleanly after the RTI's SIGKILL (it had read b's EOF first)."""
-    monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
-    monkeypatch.setenv("ORDER_COUNT", "100000000")
-    monkeypatch.setenv("ORDER_PERIOD", "5 ms")
-    monkeypatch.setenv("ORDER_STP", "20 ms")
-    r = FederationRun(PROGRAMS / "ordering.py")
-    r.wait_for(r"federation started")
-    time.sleep(0.3)
+    r = _endless_ordering(monkeypatch, coordination="decentralized", stp="20 ms")
     rti = r.launch.procs["rti"]
     os.kill(rti.pid, signal.SIGSTOP)
     try:
