@@ -8,11 +8,7 @@ import sys
 
 import pytest
 
-from hprm_bridge.bench import ported_pipeline
-
-
-def _rclpy_importable():
-    return ported_pipeline._rclpy_missing() is None
+from hprm_bridge.bench import ported_pipeline, rclpy_missing
 
 
 @pytest.mark.slow
@@ -26,8 +22,8 @@ def test_quick_run_writes_one_row_per_variant_with_every_frame(tmp_path):
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(out.read_text())
     variants = [row["variant"] for row in doc["results"]]
-    want = [v for v in ported_pipeline.VARIANTS if _rclpy_importable() or "rclpy" not in v]
-    if not _rclpy_importable():
+    want = [v for v in ported_pipeline.VARIANTS if rclpy_missing() is None or "rclpy" not in v]
+    if rclpy_missing() is not None:
         assert "rclpy is not importable" in doc["params"]["rclpy"]
     assert variants == want
     for row in doc["results"]:
@@ -38,7 +34,7 @@ def test_quick_run_writes_one_row_per_variant_with_every_frame(tmp_path):
             assert row["frames"] + row["lost"] == ported_pipeline.QUICK_FRAMES, row
             assert row["frames"] >= ported_pipeline.QUICK_FRAMES // 2, row
         assert 0 < row["median_ms"] <= row["p90_ms"] <= row["max_ms"], row
-    assert bool(doc.get("ratios")) == _rclpy_importable()
+    assert bool(doc.get("ratios")) == (rclpy_missing() is None)
     assert plot.stat().st_size > 1000
 
 

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from hprm_bridge.bench import services
+from hprm_bridge.bench import rclpy_missing, services
 
 
 @pytest.mark.slow
@@ -22,7 +22,7 @@ def test_quick_run_writes_one_row_per_variant_with_every_call_answered(tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(out.read_text())
     want = list(services.VARIANTS)
-    rclpy = services._rclpy_missing() is None
+    rclpy = rclpy_missing() is None
     if not rclpy:
         want.remove("ros2 rclpy")
         assert "rclpy is not importable" in doc["params"]["rclpy"]
