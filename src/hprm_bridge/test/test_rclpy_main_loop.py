@@ -234,8 +234,19 @@ def test_a_main_that_only_joins_its_spin_thread_is_left_alone():
     assert "[rate_looper] JOINED, ok False, 20 received" in out
 
 
+def test_a_main_that_sets_up_for_a_while_still_steps_in_logical_time():
+    """The spin thread joins once the main has slept (MAIN_SLEEP_GRACE_S at most): a
+    main busy 0.4 s before its loop (longer than a join and the start delay take here)
+    is still the node's task, at exactly its rate from the start."""
+    code, out, beats = _rate_run("--param", "rate_looper:late:=0.4", "--param",
+                                 "rate_looper:passes:=3")  # fmt: skip
+    assert code == 0, out
+    assert "first sleep came after the federation started" not in out, out
+    assert beats == [(50.0, _ticks(1, 5)), (100.0, _ticks(6, 10))], out
+
+
 def test_a_main_whose_first_sleep_comes_after_the_start_is_told_so():
-    code, out, beats = _rate_run("--param", "rate_looper:late:=1.5", "--param",
+    code, out, beats = _rate_run("--param", "rate_looper:late:=3.0", "--param",
                                  "rate_looper:passes:=3")  # fmt: skip
     assert code == 0, out
     assert "first sleep came after the federation started" in out

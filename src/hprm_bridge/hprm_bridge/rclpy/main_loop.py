@@ -35,12 +35,14 @@ spin a core until a message came).
 The other common shape, from rclpy's docs on ``Rate``: ``rclpy.spin`` on a thread
 of the node file's own, and a loop in the main that publishes and ``rate.sleep()``
 (or ``time.sleep``). Here the spin thread runs the federate, and the main thread
-becomes the node's task at its first sleep, if that sleep comes before the start (the
-federation's joining takes longer than any loop's set-up): it wakes at that sleep's
-logical time from the start, and then steps as above, a period of logical time a
-pass. A main whose first sleep comes later (it computed first) is told so and stays
-a thread beside the node, in wall-clock time; a main that only joins the spin thread
-is left alone.
+becomes the node's task at its first sleep, if that sleep comes before the start: it
+wakes at that sleep's logical time from the start, and then steps as above, a period
+of logical time a pass. The spin thread joins the federation once the main has slept,
+or ``MAIN_SLEEP_GRACE_S`` of wall-clock time on (a loaded machine can hold the main's
+few lines of set-up longer than a join takes: its loop would have run beside the node,
+seen once in CI). A main whose first sleep comes later (it computed first) is told so
+and stays a thread beside the node, in wall-clock time; a main that only joins the spin
+thread is left alone (its node starts after the grace).
 
 The oldest shape of all (ros2/examples' ``publisher_old_school``) never spins: the
 main creates its node, then loops publishing and calling ``time.sleep``. Under
@@ -92,6 +94,9 @@ from hprm_core.errors import AssemblyError
 # how long a main that published with nothing spinning its node may go on before the
 # node starts beside it (a node's constructor may publish before its main spins)
 UNSPUN_GRACE_S = 1.0
+# how long a node spun on a thread of its own waits for the main's first sleep before it
+# joins its federation (the main then becomes its task, stepping in logical time)
+MAIN_SLEEP_GRACE_S = 0.5
 
 
 class MainLoop:
@@ -114,6 +119,7 @@ class MainLoop:
         self._signals: dict[int, Any] = {}
         self._ended = threading.Event()  # the federate has left
         self.beside = False  # started by the main's publish: it never takes turns
+        self._main_slept = threading.Event()  # spin_here: the main's first sleep came
 
     def start(self) -> None:
         """From the thread that steps the node (the main, or a thread of the node file's
@@ -158,6 +164,7 @@ class MainLoop:
         logical time as a spin_once loop does."""
         adopt_main_on_sleep(self._adopt_main)
         try:
+            self._main_slept.wait(MAIN_SLEEP_GRACE_S)
             self._run()  # an error of the runtime's: finish() raises it on the main thread
         finally:
             adopt_main_on_sleep(None)
@@ -165,6 +172,7 @@ class MainLoop:
 
     def _adopt_main(self, delay_ns: int) -> Any:
         task = self._sleeper.adopt(delay_ns)
+        self._main_slept.set()
         if task is None:
             self.node.get_logger().warning(
                 "the main thread's first sleep came after the federation started: it "
