@@ -1,6 +1,6 @@
 """``hprm bench bridge --quick``: every relay carries every message of both
-sizes, the bursts report a consistent rate ladder, and the JSON has the
-shared shape (figures are the benchmark's job)."""
+sizes, the bursts report a consistent rate ladder, the gateway was self-paced, and
+the JSON has the shared shape (figures are the benchmark's job)."""
 
 import json
 import subprocess
@@ -42,3 +42,7 @@ def test_quick_run_reports_both_relays_at_both_sizes(tmp_path):
     assert (tmp_path / "bridge.png").stat().st_size > 0
     assert set(doc["ratios"]) == {f"gateway ({b}) added / one DDS hop, {s}"
                                   for s in ("1 KB", "6 MB") for b in backends}  # fmt: skip
+    # the relay only answers: the gateway grants itself its tags, on either backend
+    granted = doc["gateway_self_granted_tags"]
+    assert set(granted) == {f"hprm relay via gateway ({b})" for b in backends}, granted
+    assert all(tags > 0 for tags in granted.values()), granted

@@ -38,10 +38,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -84,14 +86,27 @@ class _Client:
         env = ros2_baseline_env(dict(os.environ, ROS_DOMAIN_ID=str(domain),
                                      ROS_LOCALHOST_ONLY="1", PYTHONUNBUFFERED="1",
                                      HPRM_BRIDGE_BACKEND=backend))  # fmt: skip
-        relay = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        self.output = ""  # what the relay printed, once it stopped
+        log = stack.enter_context(tempfile.TemporaryFile("w+"))  # noqa: SIM115 (the stack closes it)
+        stack.callback(self._keep_output, log)  # (after _stop: callbacks run last first)
+        relay = subprocess.Popen(argv, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                 start_new_session=True)  # fmt: skip
         stack.callback(_stop, relay)
         self.node = stack.enter_context(Node("bench_client", domain_id=domain,
                                              localhost_only=True))  # fmt: skip
         self.pub = self.node.create_publisher("sensor_msgs/msg/Image", "/bench/in")
         self.back: dict[int, int] = {}  # stamp (ns) -> arrival (ns)
         self.node.create_subscription("sensor_msgs/msg/Image", "/bench/out", self._returned)
+
+    def _keep_output(self, log: Any) -> None:
+        log.seek(0)
+        self.output = log.read()
+
+    def self_granted(self) -> int | None:
+        """Tags the gateway granted itself (``grants.self_paced``), from its last words:
+        none means an RTI round trip per message (the regression cd1c807 brought)."""
+        m = re.search(r"ros2_gateway granted itself (\d+) tags", self.output)
+        return int(m.group(1)) if m else None
 
     def _returned(self, msg: Any) -> None:
         stamp = msg.header.stamp
@@ -231,11 +246,18 @@ def main(argv: list[str] | None = None) -> int:
                     backend = variants[variant][1]
                     ratios[f"gateway ({backend}) added / one DDS hop, {label}"] = added / (
                         plain["median_ms"] / 2)  # fmt: skip
+    # A relay that only answers leaves the gateway self-paced: say so, and loudly when not.
+    granted = {v: clients[v].self_granted() or 0 for v in variants if v != plain_name}
+    for variant, tags in granted.items():
+        print(f"bridge: {variant}: the gateway granted itself {tags} tags"
+              + ("" if tags else " (none: it asked the RTI for every message)"),
+              file=sys.stderr)  # fmt: skip
     doc = bench.result("bridge", {"quick": args.quick, "count": count, "burst_s": seconds,
                                   "rates_hz": rates,
                                   "plain_relay": "rclpy" if rclpy else "wire client",
                                   "ros2_dds": ROS2_DDS_XML},
                        rows, ratios)  # fmt: skip
+    doc["gateway_self_granted_tags"] = granted
     # the bursts' median round trip (ms) by offered rate (Hz), per variant and size
     doc["bursts"] = {name: dict(zip(map(str, xs), ms, strict=True))
                      for name, (xs, ms) in series.items()}  # fmt: skip
