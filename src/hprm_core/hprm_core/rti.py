@@ -435,6 +435,8 @@ class RTI:
         on the strength of its only answering asks for every grant again, told
         before any grant this frame's successors (its LTC) allow."""
         fed.reactive = False
+        if not self.paced:  # decentralized, or nobody self-paced: nothing to withdraw
+            return
         paced = set(self_paced(self.feds))
         for fid in sorted(self.paced - paced):
             target = self.feds[fid]
