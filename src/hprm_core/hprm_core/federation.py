@@ -125,7 +125,7 @@ class FederateCoordinator:
         self.resigned = False
         self.gone: set[int] = set()  # peers whose connection closed
         self.data_plane: DataPlane | None = None
-        self.reactive = False  # no timers, no actions (set by wire(); grants.self_paced)
+        self.reactive = False  # no running timer, no action (wire, timer_started; self_paced)
         self.self_paced = False  # the RTI says so at START (grants.self_paced)
         self._sent_upto: Tag = NEVER  # the latest tag a message we sent lands at
         self.self_granted = 0  # tags it granted itself (self_paced)

@@ -36,7 +36,7 @@ class FederateState(Protocol):
     cycle: bool  # on a zero-delay cycle of connections
     boundary: bool  # a gateway: what it receives never makes it send at that tag
     physical: bool  # has physical actions: its NET is capped at physical time (centralized)
-    reactive: bool  # no timers, no actions: it only ever sends in answer to what it receives
+    reactive: bool  # no running timer, no action: it only ever sends in answer to what it receives
     net: Tag
     ltc: Tag
     granted: Tag
