@@ -97,7 +97,6 @@ class RTI:
             self.listener, secret, self._check_hello, self._admitted, name="rti"
         )
         self.feds: dict[int, Federate] = {}
-        self.paced: set[int] = set()  # told at START they may grant themselves tags
         self.structure: dict[str, Any] | None = None
         self.lock = threading.RLock()
         self.all_joined = threading.Event()
@@ -297,7 +296,6 @@ class RTI:
         start_body: dict[str, Any] = {"start_time": start, "peers": peers}
         if self.coordination == "centralized":
             start_body["self_paced"] = self_paced(self.feds)
-            self.paced = set(start_body["self_paced"])
         body = json.dumps(start_body).encode()
         for f in self.feds.values():
             f.net = Tag(start, 0)
@@ -434,17 +432,18 @@ class RTI:
         """``fed`` started a timer: it may send unasked now. Whoever was self-paced
         on the strength of its only answering asks for every grant again, told
         before any grant this frame's successors (its LTC) allow."""
-        fed.reactive = False
-        if not self.paced:  # decentralized, or nobody self-paced: nothing to withdraw
-            return
+        if not (self.started and self.coordination == "centralized" and fed.reactive):
+            fed.reactive = False  # (before START: START's list will leave it out)
+            return  # nobody told to pace itself yet, or not on its account
+        # Reactive flags only ever turn off: this is START's list less those told since.
         paced = set(self_paced(self.feds))
-        for fid in sorted(self.paced - paced):
+        fed.reactive = False
+        for fid in sorted(paced - set(self_paced(self.feds))):
             target = self.feds[fid]
             log.info("%s may send on its own now: %s asks for every grant", fed.name,
                      target.name)  # fmt: skip
             if not (target.resigned or target.failed):
                 self._send(target, Frame.PACE_OFF, b"")
-        self.paced = paced
 
     def _send(self, target: Federate, kind: Frame, payload: bytes | memoryview) -> None:
         """Queue a frame for a federate. Queues are written once per loop

@@ -102,11 +102,11 @@ class _Client:
         log.seek(0)
         self.output = log.read()
 
-    def self_granted(self) -> int | None:
+    def self_granted(self) -> int:
         """Tags the gateway granted itself (``grants.self_paced``), from its last words:
         none means an RTI round trip per message (the regression cd1c807 brought)."""
         m = re.search(r"ros2_gateway granted itself (\d+) tags", self.output)
-        return int(m.group(1)) if m else None
+        return int(m.group(1)) if m else 0
 
     def _returned(self, msg: Any) -> None:
         stamp = msg.header.stamp
@@ -247,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
                     ratios[f"gateway ({backend}) added / one DDS hop, {label}"] = added / (
                         plain["median_ms"] / 2)  # fmt: skip
     # A relay that only answers leaves the gateway self-paced: say so, and loudly when not.
-    granted = {v: clients[v].self_granted() or 0 for v in variants if v != plain_name}
+    granted = {v: clients[v].self_granted() for v in variants if v != plain_name}
     for variant, tags in granted.items():
         print(f"bridge: {variant}: the gateway granted itself {tags} tags"
               + ("" if tags else " (none: it asked the RTI for every message)"),
