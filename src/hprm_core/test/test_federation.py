@@ -86,7 +86,11 @@ def _decentralized(monkeypatch, sink_stp, relay_delay="0"):
     monkeypatch.setenv("ORDER_COORDINATION", "decentralized")
     monkeypatch.setenv("ORDER_PERIOD", "2 ms")
     monkeypatch.setenv("ORDER_COUNT", "200")
-    monkeypatch.setenv("ORDER_TIMEOUT", "800 ms")
+    # The last messages are sent at 398 ms; the stop at 3 s leaves the relayed path (1 ms
+    # of sleep per message, behind by more each message where the machine is loaded) time
+    # to deliver them all: at 800 ms, under two CPU hogs beside three test workers, the
+    # sink stopped with 14 of them still on the way.
+    monkeypatch.setenv("ORDER_TIMEOUT", "3 s")
     monkeypatch.setenv("ORDER_STP", sink_stp)
     monkeypatch.setenv("ORDER_RELAY_STP", "60 ms")
     monkeypatch.setenv("ORDER_RELAY_DELAY_S", relay_delay)
